@@ -1,0 +1,51 @@
+# fedrepro — every target installs what it needs into .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SCALE ?= auto
+JOBS ?= 2
+EXTRAS ?= dev,dist
+
+.PHONY: setup test lint theory paper-figures figures compare data bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check repro theory tests tools
+
+test: $(STAMP) lint
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	  $(PY) -m pytest -n $(JOBS) -q tests
+
+theory: $(STAMP)
+	$(PY) -m theory
+
+paper-figures: $(STAMP)
+	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS)
+	$(VENV)/bin/repro figures --scale $(SCALE)
+	$(VENV)/bin/repro compare --scale $(SCALE)
+
+figures: $(STAMP)
+	$(VENV)/bin/repro figures --scale $(SCALE)
+
+compare: $(STAMP)
+	$(VENV)/bin/repro compare --scale $(SCALE)
+
+data: $(STAMP)
+	$(VENV)/bin/repro data verify
+
+bench: $(STAMP)
+	$(PY) -m repro.bench
+
+clean:
+	rm -rf results figures/*.md figures/*.csv figures/*.png figures/*.pdf figures/*.tex \
+	  figures/*.json .pytest_cache .ruff_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +
