@@ -1,0 +1,253 @@
+"""Reported vs reproduced, cell by cell, and the papers' qualitative claims.
+
+Every row of every ``repro/reported/*.csv`` becomes one comparison row. An experiment claims
+the CSVs named in its ``reported`` field and maps its records to rows through ``reproduce``.
+
+Verdicts
+--------
+``match``        |reproduced − reported| <= the paper's std, or, when the paper gives none,
+                 the stated tolerance (the experiment's, else half a unit in the last digit the
+                 paper printed);
+``within_noise`` not a match, but |difference| <= 2 × our std over seeds;
+``deviates``     neither; the reason links its ``docs/deviations.md`` entry;
+``not_run``      nothing reproduced yet; the reason says why and links the entry.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from repro.core.experiment import Experiment, Reproduced
+from repro.core.records import RunRecord
+
+REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
+DEVIATIONS = "docs/deviations.md"
+NON_KEY = ("paper_file", "table", "metric", "value", "std")
+VERDICTS = ("match", "within_noise", "deviates", "not_run")
+COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
+           "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale")
+
+
+@dataclass(frozen=True)
+class ReportedRow:
+    stem: str
+    paper_file: str
+    table: str
+    key: tuple[tuple[str, str], ...]
+    metric: str
+    text: str
+    std: float | None
+
+    @property
+    def value(self) -> float:
+        try:
+            return float(self.text)
+        except ValueError:
+            return math.nan
+
+    @property
+    def key_text(self) -> str:
+        return ";".join(f"{k}={v}" for k, v in self.key if v != "")
+
+
+def default_experiment_name(stem: str) -> str:
+    """``constrfl_table1`` -> ``constrfl.table1``; ``fairvfl_conf_table1`` ->
+    ``fairvfl.conf_table1``."""
+    paper, _, item = stem.partition("_")
+    return f"{paper}.{item}"
+
+
+def load_reported(directory: Path = REPORTED_DIR) -> list[ReportedRow]:
+    rows = []
+    for path in sorted(Path(directory).glob("*.csv")):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                std = r.get("std", "") or ""
+                rows.append(ReportedRow(
+                    stem=path.stem, paper_file=r["paper_file"], table=r["table"],
+                    key=tuple((k, (v or "").strip()) for k, v in r.items() if k not in NON_KEY),
+                    metric=r["metric"], text=r["value"].strip(),
+                    std=float(std) if std.strip() else None))
+    return rows
+
+
+def half_last_digit(text: str) -> float:
+    """Half a unit in the last printed digit: ``"0.27"`` -> 0.005, ``"455"`` -> 0.5."""
+    try:
+        exp = Decimal(text).as_tuple().exponent
+    except InvalidOperation:
+        return math.nan
+    return 0.5 * 10.0 ** int(exp)
+
+
+def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> dict:
+    """One comparison row (a dict over :data:`COLUMNS`, minus experiment and scale)."""
+    out = {"paper_file": row.paper_file, "table": row.table, "key": row.key_text,
+           "metric": row.metric, "reported": row.text,
+           "reported_std": "" if row.std is None else row.std,
+           "reproduced": "", "reproduced_std": "", "n_seeds": 0, "tolerance": ""}
+    if rep is None or not rep.values:
+        out.update(verdict="not_run", reason=why_missing)
+        return out
+    mean, std, n = rep.mean, rep.std, len(rep.values)
+    if row.std:
+        tol = row.std
+    elif rep.tolerance is not None:
+        tol = rep.tolerance
+    else:
+        tol = half_last_digit(row.text)
+    out.update(reproduced=mean, reproduced_std="" if math.isnan(std) else std, n_seeds=n,
+               tolerance=tol)
+    if math.isnan(row.value) or math.isnan(mean):
+        both_nan = math.isnan(row.value) and math.isnan(mean)
+        out.update(verdict="match" if both_nan else "deviates",
+                   reason="" if both_nan else rep.note or f"{DEVIATIONS}#{row.stem}")
+        return out
+    diff = abs(mean - row.value)
+    if diff <= tol:
+        out.update(verdict="match", reason="")
+    elif n > 1 and not math.isnan(std) and diff <= 2 * std:
+        out.update(verdict="within_noise", reason="")
+    else:
+        out.update(verdict="deviates", reason=rep.note or f"see {DEVIATIONS}#{row.stem}")
+    return out
+
+
+def compare(experiments: dict[str, Experiment],
+            records: dict[str, tuple[str, list[RunRecord]]],
+            reported: list[ReportedRow] | None = None) -> list[dict]:
+    """Comparison rows for every reported row.
+
+    ``records`` maps experiment name to ``(scale, records)`` for the experiments that were
+    collected.
+    """
+    reported = load_reported() if reported is None else reported
+    owner: dict[str, str] = {}
+    for exp in experiments.values():
+        for stem in exp.reported:
+            owner[stem] = exp.name
+    produced: dict[str, dict[tuple, Reproduced]] = {}
+    for name, (_, recs) in records.items():
+        exp = experiments[name]
+        ok = [r for r in recs if r.ok]
+        if exp.reproduce is None or not ok:
+            continue
+        produced[name] = {(p.table, tuple(sorted(p.key.items())), p.metric): p
+                          for p in exp.reproduce(ok)}
+    rows = []
+    for row in reported:
+        name = owner.get(row.stem, default_experiment_name(row.stem))
+        scale = records.get(name, ("", []))[0]
+        key = (row.stem, tuple(sorted((k, v) for k, v in row.key)), row.metric)
+        rep = produced.get(name, {}).get(key)
+        out = verdict_for(row, rep, _why_missing(name, experiments, records))
+        rows.append({"experiment": name, **out, "scale": scale})
+    return rows
+
+
+def _why_missing(name: str, experiments: dict[str, Experiment],
+                 records: dict[str, tuple[str, list[RunRecord]]]) -> str:
+    if name not in experiments:
+        return (f"experiment {name} is not implemented yet; "
+                f"see {DEVIATIONS}#not-yet-implemented")
+    scale, recs = records.get(name, ("", []))
+    reasons = sorted({r.reason for r in recs if not r.ok})
+    if reasons:
+        return f"not run: {reasons[0]}; see {DEVIATIONS}#data-unavailable"
+    if not recs:
+        return (f"no records at scale {scale or '?'}: run `repro run {name}`; "
+                f"see {DEVIATIONS}#not-yet-implemented")
+    return f"this cell is not produced by {name}; see {DEVIATIONS}#{name.replace('.', '-')}"
+
+
+def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:
+    """``comparison.csv`` (one row per reported row) and ``comparison.md`` (summary first)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / "comparison.csv"
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    md_path = out_dir / "comparison.md"
+    md_path.write_text(_markdown(rows))
+    return [md_path, csv_path]
+
+
+def summary(rows: list[dict]) -> dict[str, Counter]:
+    per_paper: dict[str, Counter] = defaultdict(Counter)
+    for r in rows:
+        per_paper[r["paper_file"]][r["verdict"]] += 1
+    return dict(sorted(per_paper.items()))
+
+
+def _fmt(x: object) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _markdown(rows: list[dict]) -> str:
+    lines = ["# Reported vs reproduced", "",
+             f"{len(rows)} reported numbers. Verdicts: `match` (within the paper's std or the "
+             "stated tolerance), `within_noise` (within 2 of our std over seeds), `deviates`, "
+             f"`not_run`. Every `deviates` and `not_run` links its entry in `{DEVIATIONS}`.",
+             "", "## Summary", "", "| paper | " + " | ".join(VERDICTS) + " | total |",
+             "|---|" + "---|" * (len(VERDICTS) + 1)]
+    counts = summary(rows)
+    total: Counter = Counter()
+    for paper, c in counts.items():
+        total.update(c)
+        lines.append(f"| {paper} | " + " | ".join(str(c[v]) for v in VERDICTS)
+                     + f" | {sum(c.values())} |")
+    lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
+                 + f" | {sum(total.values())} |")
+    by_table: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        by_table[(r["experiment"], r["table"])].append(r)
+    for (exp, table), rs in by_table.items():
+        lines += ["", f"## {exp} — {rs[0]['paper_file']} {table}", "",
+                  "| key | metric | reported | reproduced | n | tol | verdict | reason |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in rs:
+            rep = r["reported"] + (f" ± {_fmt(r['reported_std'])}" if r["reported_std"] != ""
+                                   else "")
+            ours = "" if r["reproduced"] == "" else _fmt(r["reproduced"]) + (
+                f" ± {_fmt(r['reproduced_std'])}" if r["reproduced_std"] != "" else "")
+            lines.append(f"| {r['key']} | {r['metric']} | {rep} | {ours} | {r['n_seeds']} | "
+                         f"{_fmt(r['tolerance'])} | {r['verdict']} | {r['reason']} |")
+    return "\n".join(lines) + "\n"
+
+
+def check_claims(experiments: dict[str, Experiment],
+                 records: dict[str, tuple[str, list[RunRecord]]]) -> list[dict]:
+    rows = []
+    for name, exp in experiments.items():
+        scale, recs = records.get(name, ("", []))
+        ok = [r for r in recs if r.ok]
+        for claim in exp.claims:
+            if not ok:
+                passed, measured, verdict = None, "no records", "not_run"
+            else:
+                passed, measured = claim.check(ok)
+                verdict = "pass" if passed else "fail"
+            rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
+                         "measured": measured, "verdict": verdict, "scale": scale})
+    return rows
+
+
+def write_claims(rows: list[dict], out_dir: Path) -> Path:
+    path = Path(out_dir) / "claims.md"
+    lines = ["# Qualitative claims", "",
+             "| experiment | claim | source | measured | verdict | scale |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['experiment']} | {r['claim']} | {r['source']} | {r['measured']} | "
+              f"{r['verdict']} | {r['scale']} |" for r in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path

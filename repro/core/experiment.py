@@ -1,0 +1,179 @@
+"""What an experiment is: data describing a grid of cells, how to run one, how to render them.
+
+A paper module builds :class:`Experiment` values and registers them
+(:func:`repro.core.registry.register`); the runner does the rest. Seeds come from the cell's
+identity, never from its position in the grid or from global random state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro.core.progress import LOGGER
+from repro.core.records import RunRecord, canonical_json
+from repro.core.validation import check_finite
+
+SCALES = ("smoke", "reduced", "paper")
+
+
+def cell_seed(experiment: str, config: Mapping[str, Any]) -> int:
+    """64-bit entropy of a cell: sha256 of its canonical identity (never Python's ``hash``)."""
+    ident = canonical_json({"experiment": experiment, "config": dict(config)})
+    return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:8], "little")
+
+
+def _stream_key(*key: str | int) -> tuple[int, ...]:
+    digest = hashlib.sha256(canonical_json(list(key)).encode()).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+
+
+class RunContext:
+    """Handed to ``run_cell``: the cell's randomness and its per-round log.
+
+    ``rng("init")`` and ``rng("batches", client)`` are independent streams that depend only on
+    the cell seed and the key, so adding a new stream never changes an existing one.
+    """
+
+    def __init__(self, experiment: str, config: Mapping[str, Any], seed: int) -> None:
+        self.experiment = experiment
+        self.config = dict(config)
+        self.seed = seed
+        self.seed_sequence = np.random.SeedSequence(seed)
+        self.curves: dict[str, list[float]] = defaultdict(list)
+
+    def seed_sequence_for(self, *key: str | int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.seed, spawn_key=_stream_key(*key))
+
+    def rng(self, *key: str | int) -> np.random.Generator:
+        """A numpy Generator for the named stream."""
+        return np.random.default_rng(self.seed_sequence_for(*key))
+
+    def torch_generator(self, *key: str | int):
+        """A ``torch.Generator`` (CPU) seeded from the named stream."""
+        import torch
+
+        g = torch.Generator()
+        g.manual_seed(int(self.seed_sequence_for(*key).generate_state(1, np.uint64)[0] >> 1))
+        return g
+
+    def log_round(self, round_: int, **values: float) -> None:
+        """Append scalar values to the cell's curves; stop on NaN/inf naming the round."""
+        check_finite(round_, **values)
+        for name, v in values.items():
+            self.curves[name].append(float(v))
+        LOGGER.debug("%s round %d %s", self.experiment, round_,
+                     " ".join(f"{k}={float(v):.6g}" for k, v in values.items()))
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """What ``run_cell`` returns; curves logged through the context are added by the runner."""
+
+    metrics: Mapping[str, float]
+    curves: Mapping[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reproduced:
+    """One reproduced number, addressed like a row of a reported CSV.
+
+    ``key`` holds the CSV's identifying columns (e.g. ``{"dataset": "adult", "method": "FedBCD"}``);
+    ``values`` one value per seed.
+    """
+
+    table: str
+    key: Mapping[str, str]
+    metric: str
+    values: tuple[float, ...]
+    tolerance: float | None = None
+    note: str = ""
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values)) if self.values else math.nan
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else math.nan
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A qualitative statement of a paper, checked on the records.
+
+    ``check(records)`` returns ``(passed, measured)`` where ``measured`` is a short text with
+    the numbers it is based on.
+    """
+
+    text: str
+    source: str
+    check: Callable[[list[RunRecord]], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A paper's table or figure as data.
+
+    Parameters
+    ----------
+    name : ``"<paper>.<item>"``, e.g. ``"constrfl.table1"``.
+    title : one line shown by ``repro list`` and on the rendered output.
+    paper : the paper file(s) it reproduces, e.g. ``"003_733a787503856876.txt"``.
+    cells : ``scale -> list of configs`` (JSON-able dicts; a config is a cell's identity).
+    run_cell : ``(config, ctx) -> CellResult``.
+    render : ``(records, out_dir, scale) -> list of written paths``.
+    scales : the scales it declares (``smoke`` and ``paper``, optionally ``reduced``).
+    cost : estimated wall time per scale on 2 cores, e.g. ``{"smoke": "5 s"}``.
+    data : ``(dataset, file)`` pairs it reads; their sha256s are part of the record key.
+    reported : stems of the ``repro/reported`` CSVs it reproduces.
+    reproduce : ``records -> list[Reproduced]`` feeding ``repro compare``.
+    claims : qualitative claims checked by ``repro compare``.
+    """
+
+    name: str
+    title: str
+    paper: str
+    cells: Callable[[str], list[dict]]
+    run_cell: Callable[[dict, RunContext], CellResult]
+    render: Callable[[list[RunRecord], Path, str], list[Path]] | None = None
+    scales: tuple[str, ...] = ("smoke", "paper")
+    cost: Mapping[str, str] = field(default_factory=dict)
+    data: tuple[tuple[str, str], ...] = ()
+    reported: tuple[str, ...] = ()
+    reproduce: Callable[[list[RunRecord]], list[Reproduced]] | None = None
+    claims: tuple[Claim, ...] = ()
+
+    def __post_init__(self) -> None:
+        if "." not in self.name:
+            raise ValueError(f"experiment name must be '<paper>.<item>', got {self.name!r}")
+        unknown = set(self.scales) - set(SCALES)
+        if unknown or "smoke" not in self.scales:
+            raise ValueError(f"{self.name}: scales must include 'smoke' and be among {SCALES}, "
+                             f"got {self.scales}")
+
+    def resolve_scale(self, scale: str) -> str:
+        """``auto`` (and ``reduced`` where none is declared) is ``reduced`` if declared, else
+        ``paper``."""
+        if scale == "auto" or (scale == "reduced" and "reduced" not in self.scales):
+            return "reduced" if "reduced" in self.scales else "paper"
+        if scale not in self.scales:
+            raise ValueError(f"{self.name} has no scale {scale!r}; it declares {self.scales}")
+        return scale
+
+    def configs(self, scale: str) -> list[dict]:
+        configs = self.cells(self.resolve_scale(scale))
+        seen: set[str] = set()
+        for c in configs:
+            ident = canonical_json(c)
+            if ident in seen:
+                raise ValueError(f"{self.name}: duplicate cell config {ident}")
+            seen.add(ident)
+        return configs

@@ -1,0 +1,199 @@
+"""Run an experiment's cells: skip those already recorded, execute the rest in parallel.
+
+Each cell runs in a worker with one BLAS/torch thread, so ``--jobs 1`` and ``--jobs N`` give
+bitwise-equal numbers; its record is written by the worker as soon as the cell finishes, so an
+interrupted sweep keeps everything it finished and a rerun computes only what is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from joblib import Parallel, delayed, parallel_config
+
+from repro.core.data.store import REPO_ROOT, DataFileMissing, record
+from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed
+from repro.core.progress import LOGGER, cell_bar, worker_logging
+from repro.core.records import (
+    STATUS_NOT_RUN,
+    RunRecord,
+    load_record,
+    record_key,
+    record_path,
+    save_record,
+    versions,
+)
+
+BACKENDS = ("loky", "dask", "ray")
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get("FEDREPRO_RESULTS", REPO_ROOT / "results"))
+
+
+def data_sha256(exp: Experiment) -> dict[str, str]:
+    return {f"{d}/{f}": record(d, f).sha256 for d, f in exp.data}
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    config: dict
+    key: str
+    seed: int
+
+
+def plan(exp: Experiment, scale: str) -> list[PlannedCell]:
+    shas = data_sha256(exp)
+    return [PlannedCell(c, record_key(exp.name, c, shas), cell_seed(exp.name, c))
+            for c in exp.configs(scale)]
+
+
+def _limit_threads() -> contextlib.AbstractContextManager:
+    from threadpoolctl import threadpool_limits
+
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - torch is a runtime dependency
+        pass
+    return threadpool_limits(limits=1)
+
+
+def run_cell(exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:
+    """Run one cell in this process and save its record."""
+    worker_logging()
+    ctx = RunContext(exp.name, cell.config, cell.seed)
+    rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
+                    versions=versions(), data=data_sha256(exp))
+    t0 = time.perf_counter()
+    with _limit_threads():
+        try:
+            result = exp.run_cell(dict(cell.config), ctx)
+        except DataFileMissing as exc:
+            rec.status = STATUS_NOT_RUN
+            rec.reason = "data unavailable: " + str(exc).splitlines()[0]
+            result = None
+        except Exception as exc:
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"in cell {exp.name} {cell.config}")
+            raise
+    if result is not None:
+        if not isinstance(result, CellResult):
+            raise TypeError(f"{exp.name}.run_cell must return CellResult, got {type(result)}")
+        rec.metrics = {k: float(v) for k, v in result.metrics.items()}
+        rec.curves = {k: [float(x) for x in v] for k, v in {**ctx.curves,
+                                                               **result.curves}.items()}
+    rec.timings = {"wall_s": time.perf_counter() - t0,
+                   "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    save_record(rec, out)
+    LOGGER.info("%s %s -> %s (%.2fs)", exp.name, cell.config, rec.status, rec.timings["wall_s"])
+    return rec
+
+
+@contextlib.contextmanager
+def executor(backend: str, jobs: int) -> Iterator[None]:
+    """joblib configuration for ``backend``; cluster backends need the ``dist`` extra."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if backend == "loky":
+        with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
+            yield
+        return
+    try:
+        if backend == "dask":
+            from dask.distributed import Client, LocalCluster
+        else:
+            import ray
+            from ray.util.joblib import register_ray
+    except ImportError as exc:
+        raise RuntimeError(
+            f"--backend {backend} needs the 'dist' extra: pip install 'fedrepro[dist]' "
+            f"(or `make setup EXTRAS=dev,dist`); import failed: {exc}") from exc
+    if backend == "dask":
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        cluster = None if address else LocalCluster(n_workers=jobs, threads_per_worker=1,
+                                                    processes=True, dashboard_address=None)
+        client = Client(address or cluster)
+        try:
+            with parallel_config(backend="dask", n_jobs=jobs):
+                yield
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    else:
+        address = os.environ.get("RAY_ADDRESS")
+        ray.init(address=address, num_cpus=None if address else jobs,
+                 include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+        register_ray()
+        try:
+            with parallel_config(backend="ray", n_jobs=jobs):
+                yield
+        finally:
+            ray.shutdown()
+
+
+@dataclass
+class SweepSummary:
+    experiment: str
+    scale: str
+    computed: int
+    cached: int
+    not_run: int
+    records: list[RunRecord]
+
+
+def run_experiment(exp: Experiment, scale: str = "smoke", *, jobs: int = 1,
+                   backend: str = "loky", force: bool = False, out: Path | None = None,
+                   progress: bool = True) -> SweepSummary:
+    """Run every cell of ``exp`` at ``scale`` that has no record yet (all of them if ``force``).
+
+    Cells whose earlier record says ``not_run`` are retried, so placing missing data and
+    rerunning fills them in.
+    """
+    out = Path(out) if out is not None else results_dir()
+    scale = exp.resolve_scale(scale)
+    cells = plan(exp, scale)
+    done: dict[str, RunRecord] = {}
+    todo: list[PlannedCell] = []
+    for cell in cells:
+        rec = None if force else load_record(record_path(out, exp.name, cell.key))
+        if rec is not None and rec.ok:
+            done[cell.key] = rec
+        else:
+            todo.append(cell)
+    cached = len(done)
+    bar = cell_bar(len(todo), f"{exp.name} [{scale}]", enabled=progress)
+    try:
+        if jobs == 1 and backend == "loky":
+            results = (run_cell(exp, c, out) for c in todo)
+            for rec in results:
+                done[rec.key] = rec
+                bar.update()
+        elif todo:
+            with executor(backend, jobs):
+                parallel = Parallel(return_as="generator_unordered")
+                for rec in parallel(delayed(run_cell)(exp, c, out) for c in todo):
+                    done[rec.key] = rec
+                    bar.update()
+    finally:
+        bar.close()
+    records = [done[c.key] for c in cells]
+    not_run = sum(not r.ok for r in records)
+    return SweepSummary(exp.name, scale, len(todo), cached, not_run, records)
+
+
+def collect(exp: Experiment, scale: str, out: Path | None = None) -> list[RunRecord]:
+    """The saved records of ``exp`` at ``scale``, in grid order (cells never run are absent)."""
+    out = Path(out) if out is not None else results_dir()
+    recs = (load_record(record_path(out, exp.name, c.key)) for c in plan(exp, scale))
+    return [r for r in recs if r is not None]
