@@ -160,6 +160,10 @@ def run_experiment(exp: Experiment, scale: str = "smoke", *, jobs: int = 1,
     Cells whose earlier record says ``not_run`` are retried, so placing missing data and
     rerunning fills them in.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
     out = Path(out) if out is not None else results_dir()
     scale = exp.resolve_scale(scale)
     cells = plan(exp, scale)

@@ -1,0 +1,54 @@
+"""The command line end to end: help, list, run -> figures -> compare."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from repro.cli import build_parser, main
+
+SUBCOMMANDS = ["list", "run", "figures", "compare", "data", "theory"]
+
+
+@pytest.mark.parametrize("cmd", [[], *[[c] for c in SUBCOMMANDS]])
+def test_help(cmd, capsys):
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([*cmd, "--help"])
+    assert info.value.code == 0
+    assert "usage: repro" in capsys.readouterr().out
+
+
+def test_console_script_is_installed():
+    out = subprocess.run([sys.executable, "-m", "repro.cli", "list"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "core.demo" in out and "smoke: 3 s" in out
+
+
+def test_run_figures_compare(isolated, capsys):
+    assert main(["run", "core.demo", "--scale", "smoke", "--jobs", "1", "--no-progress"]) == 0
+    assert "3 computed, 0 cached, 0 not run" in capsys.readouterr().out
+    assert main(["figures", "core.demo", "--scale", "smoke"]) == 0
+    figs = isolated / "figures"
+    for name in ["core_demo_table.md", "core_demo_table.csv", "core_demo_table.tex",
+                 "core_demo_loss.png", "core_demo_loss.pdf"]:
+        assert (figs / name).stat().st_size > 0
+    with open(figs / "core_demo_table.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert [r[0] for r in rows] == ["seed", "0", "1", "2", "mean ± std"]
+    assert main(["compare", "--scale", "smoke"]) == 0
+    claims = (figs / "claims.md").read_text()
+    assert "| pass | smoke |" in claims
+
+
+def test_unknown_experiment_is_a_clear_error(capsys):
+    assert main(["run", "nope.table9"]) == 2
+    assert "no experiment matches 'nope.table9'" in capsys.readouterr().err
+
+
+def test_bad_jobs_is_a_clear_error_before_any_work(isolated, capsys):
+    assert main(["run", "core.demo", "--scale", "smoke", "--jobs", "0"]) == 2
+    assert "jobs must be >= 1, got 0" in capsys.readouterr().err
+    assert not (isolated / "results").exists()

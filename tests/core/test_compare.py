@@ -1,0 +1,129 @@
+"""The reported-vs-reproduced comparison: row counts, verdict rules, reasons, claims."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from repro.cli import main
+from repro.core.compare import (
+    ReportedRow,
+    check_claims,
+    compare,
+    half_last_digit,
+    load_reported,
+    verdict_for,
+)
+from repro.core.experiment import CellResult, Claim, Experiment, Reproduced
+from repro.core.records import RunRecord
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS_PER_CSV = {"constrfl_table1": 84, "constrfl_table2": 28, "constrfl_table3": 9,
+                "constrfl_table4": 45, "fairvfl_conf_table1": 36, "fairvfl_journal_table1": 72,
+                "fairvfl_journal_table2": 72, "fedmm_table1": 63, "fedmm_table2": 63,
+                "relfair_table1": 60}
+
+
+def _row(text="0.27", std=None):
+    return ReportedRow("demo_table1", "p.txt", "1", (("method", "A"),), "objective", text, std)
+
+
+def _rep(values, tolerance=None, note=""):
+    return Reproduced("demo_table1", {"method": "A"}, "objective", tuple(values), tolerance, note)
+
+
+def test_reported_csvs_have_532_rows():
+    rows = load_reported()
+    assert len(rows) == 532
+    for stem, n in ROWS_PER_CSV.items():
+        assert sum(r.stem == stem for r in rows) == n
+
+
+@pytest.mark.parametrize(("text", "half"), [("0.27", 0.005), ("455", 0.5), ("1.52e-04", 5e-7),
+                                            ("85.06", 0.005)])
+def test_half_last_digit(text, half):
+    assert half_last_digit(text) == pytest.approx(half, rel=1e-12)
+
+
+def test_verdict_rules():
+    # paper std given: within it is a match
+    assert verdict_for(_row("0.27", 0.01), _rep([0.279]), "")["verdict"] == "match"
+    assert verdict_for(_row("0.27", 0.01), _rep([0.281]), "")["verdict"] == "deviates"
+    # no std: half a unit of the last printed digit (0.005)
+    assert verdict_for(_row("0.27"), _rep([0.2749]), "")["verdict"] == "match"
+    assert verdict_for(_row("0.27"), _rep([0.2751]), "")["verdict"] == "deviates"
+    # a stated tolerance replaces the printing precision
+    assert verdict_for(_row("0.27"), _rep([0.29], tolerance=0.03), "")["verdict"] == "match"
+    # within 2 of our std over seeds: mean 0.30, std 0.02 -> |0.03| <= 0.04
+    noisy = verdict_for(_row("0.27"), _rep([0.28, 0.30, 0.32]), "")
+    assert noisy["verdict"] == "within_noise"
+    assert noisy["reproduced_std"] == pytest.approx(0.02, rel=1e-12) and noisy["n_seeds"] == 3
+    dev = verdict_for(_row("0.27"), _rep([0.5], note="see docs/deviations.md#x"), "")
+    assert dev["verdict"] == "deviates" and dev["reason"] == "see docs/deviations.md#x"
+    gone = verdict_for(_row(), None, "why")
+    assert (gone["verdict"], gone["reason"]) == ("not_run", "why")
+    na = ReportedRow("t", "p", "1", (), "m", "NA", None)
+    assert verdict_for(na, _rep([math.nan]), "")["verdict"] == "match"
+    assert verdict_for(na, _rep([3.0]), "")["verdict"] == "deviates"
+
+
+def test_everything_not_run_before_the_papers_land(isolated):
+    assert main(["compare", "--scale", "smoke"]) == 0
+    out = isolated / "figures"
+    with open(out / "comparison.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 532
+    assert {r["verdict"] for r in rows} == {"not_run"}
+    anchors = _anchors(ROOT / "docs" / "deviations.md")
+    for r in rows:
+        link = re.search(r"docs/deviations\.md#([\w-]+)", r["reason"])
+        assert link and link.group(1) in anchors, r["reason"]
+    md = (out / "comparison.md").read_text()
+    assert "| **all** | 0 | 0 | 0 | 532 | 532 |" in md
+    assert "| 003_733a787503856876.txt | 0 | 0 | 0 | 166 | 166 |" in md
+    claims = (out / "claims.md").read_text()
+    assert "core.demo" in claims and "not_run" in claims  # no records yet
+
+
+def _anchors(path: Path) -> set[str]:
+    heads = re.findall(r"^#+ (.+)$", path.read_text(), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
+
+
+def _fake_experiment(values):
+    def reproduce(records):
+        return [Reproduced("demo_table1", {"method": "A"}, "objective",
+                           tuple(r.metrics["objective"] for r in records))]
+
+    return Experiment(
+        name="demo.table1", title="t", paper="p.txt", cells=lambda s: [{"s": 0}],
+        run_cell=lambda c, ctx: CellResult({}), reported=("demo_table1",), reproduce=reproduce,
+        claims=(Claim("objective below 1", "p. 3", lambda rs: (
+            max(r.metrics["objective"] for r in rs) < 1, "max objective")),))
+
+
+def test_compare_joins_records_to_reported_rows():
+    exp = _fake_experiment([0.27])
+    recs = [RunRecord("demo.table1", {"s": i}, f"k{i}", i, metrics={"objective": v})
+            for i, v in enumerate([0.269, 0.271])]
+    rows = compare({exp.name: exp}, {exp.name: ("paper", recs)}, [_row("0.27")])
+    assert len(rows) == 1
+    assert rows[0]["verdict"] == "match" and rows[0]["n_seeds"] == 2
+    assert rows[0]["reproduced"] == pytest.approx(0.27, abs=1e-15)
+    assert rows[0]["experiment"] == "demo.table1" and rows[0]["scale"] == "paper"
+    claims = check_claims({exp.name: exp}, {exp.name: ("paper", recs)})
+    assert [c["verdict"] for c in claims] == ["pass"]
+
+
+def test_not_run_cells_carry_the_data_reason():
+    exp = _fake_experiment([])
+    rec = RunRecord("demo.table1", {"s": 0}, "k", 0, status="not_run",
+                    reason="data unavailable: data file cifar10 not found")
+    rows = compare({exp.name: exp}, {exp.name: ("paper", [rec])}, [_row("0.27")])
+    assert rows[0]["verdict"] == "not_run"
+    assert "data unavailable" in rows[0]["reason"]
+    assert "docs/deviations.md#data-unavailable" in rows[0]["reason"]
