@@ -12,8 +12,8 @@ EXTRAS ?= dev,dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(PY) -m pip install -qq --upgrade pip
+	$(PY) -m pip install -qq -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -5,12 +5,23 @@ For each set C (orthant, box, ball, simplex, capped simplex) and each instance y
 
 1. have the same objective ``f(x) = 0.5 ||x - y||^2`` as cvxpy's solution of the same QP with
    Clarabel at tight tolerances: ``|f(x) - f(x_cvx)| <= 1e-7 (1 + |f(x_cvx)|)``;
-2. agree with cvxpy's argmin: ``||x - x_cvx||_inf <= 1e-5 (1 + ||y||_inf)`` (interior-point
+2. agree with cvxpy's argmin: ``||x - x_cvx||_inf <= 1e-4 (1 + ||y||_inf)`` (interior-point
    solutions are accurate to ~sqrt(tolerance), so this is deliberately looser);
 3. satisfy the KKT conditions with multipliers recovered from ``x`` itself to 1e-10, each
-   residual divided by ``s = 1 + max(||y||_inf, ||x||_inf, z)`` (``kkt_*`` below).
+   residual divided by ``s = 1 + max(||y||_inf, ||x||_inf, z, ...)`` (``kkt_*`` below).
 
 Every Clarabel status must be ``"optimal"`` (``"optimal_inaccurate"`` fails the check).
+
+Solver settings: Clarabel with ``tol_gap_abs = tol_gap_rel = tol_feas = 1e-10`` (the
+foundation issue's setting), measured on 200 instances per set before fixing them:
+
+- polyhedral sets: the QP ``min 0.5 ||x - y||^2``. Every status is optimal, but on degenerate
+  coordinates (``y_i = 0``, so ``x_i = mu_i = 0``) the interior-point argmin is off by up to
+  1.2e-5 (central path, ``x_i ~ mu_i ~ sqrt(gap)``), so criterion 2 uses 1e-4: cvxpy argmins
+  are good to about 1e-5 and are never asserted tighter. (At 1e-12 the same error is 1.1e-6.)
+- ball: the same projection written as the SOCP ``min ||u - (y - c)/r|| s.t. ||u|| <= 1``,
+  ``x = c + r u``. The QP form with its cone constraint ends ``"optimal_inaccurate"`` on 3 of
+  200 instances at 1e-10; this form on none, with argmin errors ~2e-10.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from theory.result import CheckResult
 
 __all__ = [
     "CLARABEL_SETTINGS",
+    "CLARABEL_SETTINGS_SOCP",
     "TOL_ARGMIN",
     "TOL_KKT",
     "TOL_OBJECTIVE",
@@ -41,9 +53,11 @@ __all__ = [
 
 TOL_KKT = 1e-10
 TOL_OBJECTIVE = 1e-7
-TOL_ARGMIN = 1e-5
+TOL_ARGMIN = 1e-4
 CLARABEL_SETTINGS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
                      "max_iter": 200}
+CLARABEL_SETTINGS_SOCP = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                          "max_iter": 200}
 INSTANCES = {"small": 10, "default": 50}
 _SOURCE = "shared/specs/relfair.md §1.1, §2.2-2.3; shared/specs/fairvfl.md §1.4"
 
@@ -136,8 +150,9 @@ def kkt_capped_simplex(x, y, cap: float, z: float = 1.0) -> dict:
     t_free = np.sum(np.where(free, y2 - x2, 0.0), axis=-1) / np.maximum(n_free, 1)
     lo = np.where(x2 <= 0, y2, -np.inf).max(axis=-1)
     hi = np.where(x2 >= cap, y2 - cap, np.inf).min(axis=-1)
-    t_bound = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi),
-                       np.where(np.isfinite(lo), lo, hi))
+    lo_ok, hi_ok = np.isfinite(lo), np.isfinite(hi)
+    lo_f, hi_f = np.where(lo_ok, lo, 0.0), np.where(hi_ok, hi, 0.0)
+    t_bound = np.where(lo_ok & hi_ok, 0.5 * (lo_f + hi_f), np.where(lo_ok, lo_f, hi_f))
     t = np.where(n_free > 0, t_free, t_bound)
     nu = y2 - x2 - t[:, None]
     mu_u, mu_l = np.maximum(nu, 0.0), np.maximum(-nu, 0.0)
@@ -170,7 +185,8 @@ class _SetSpec:
     equation: str
     paper: str
     project: Callable[[dict], np.ndarray]
-    constraints: Callable[[cp.Variable, dict], list]
+    reference: Callable[[dict], tuple[np.ndarray | None, str, float]]
+    settings: dict
     kkt: Callable[[np.ndarray, dict], dict]
     instances: Callable[[np.random.Generator, int], list[dict]]
 
@@ -246,67 +262,85 @@ def _capped_instances(rng, count):
     return _fill(edge, make, count)
 
 
-def _box_constraints(x, inst):
-    return [x >= inst["lower"], x <= inst["upper"]]
+def _solve(prob: cp.Problem, settings: dict) -> str:
+    try:
+        prob.solve(solver=cp.CLARABEL, **settings)
+    except cp.error.SolverError as exc:
+        return f"solver_error: {exc}"
+    return str(prob.status)
 
 
-def _capped_constraints(x, inst):
-    return [x >= 0, x <= inst["cap"], cp.sum(x) == inst["z"]]
+def _qp(constraints: Callable[[cp.Variable, dict], list]):
+    """cvxpy reference: the QP ``min 0.5 ||x - y||^2 s.t. constraints(x)``."""
+    def solve(inst: dict) -> tuple[np.ndarray | None, str, float]:
+        y = inst["y"]
+        x = cp.Variable(y.size)
+        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - y)), constraints(x, inst))
+        status = _solve(prob, CLARABEL_SETTINGS)
+        if x.value is None:
+            return None, status, np.inf
+        violation = max(float(np.max(c.violation())) for c in prob.constraints)
+        return np.asarray(x.value, dtype=np.float64), status, violation
+    return solve
+
+
+def _ball_socp(inst: dict) -> tuple[np.ndarray | None, str, float]:
+    """cvxpy reference for the ball: ``min ||u - (y - c)/r|| s.t. ||u|| <= 1``, ``x = c + r u``."""
+    y, c, r = inst["y"], inst["center"], inst["radius"]
+    u = cp.Variable(y.size)
+    prob = cp.Problem(cp.Minimize(cp.norm(u - (y - c) / r, 2)), [cp.norm(u, 2) <= 1])
+    status = _solve(prob, CLARABEL_SETTINGS_SOCP)
+    if u.value is None:
+        return None, status, np.inf
+    x = c + r * np.asarray(u.value, dtype=np.float64)
+    return x, status, max(float(np.linalg.norm(x - c)) - r, 0.0)
 
 
 _SETS = [
     _SetSpec("orthant", "Proj onto R^d_+ is max(y, 0) (the dual step of Fair VFL)",
              "[C](9)/[J](10)", "000/001 fairvfl",
-             lambda i: P.nonneg_projection(i["y"]), lambda x, i: [x >= 0],
+             lambda i: P.nonneg_projection(i["y"]), _qp(lambda x, i: [x >= 0]),
+             CLARABEL_SETTINGS,
              lambda x, i: kkt_orthant(x, i["y"]), _orthant_instances),
     _SetSpec("box", "Proj onto the box [l, u] is clip(y, l, u) (Proj_Theta for a box Theta)",
              "Alg. 1 line 15 (Proj_Theta)", "002 relfair",
-             lambda i: P.box_projection(i["y"], i["lower"], i["upper"]), _box_constraints,
+             lambda i: P.box_projection(i["y"], i["lower"], i["upper"]),
+             _qp(lambda x, i: [x >= i["lower"], x <= i["upper"]]), CLARABEL_SETTINGS,
              lambda x, i: kkt_box(x, i["y"], i["lower"], i["upper"]), _box_instances),
     _SetSpec("ball", "Proj onto B(c, r) is c + (y - c) min(1, r/||y - c||) (Proj_Theta)",
              "Alg. 1 line 15 (Proj_Theta)", "002 relfair",
              lambda i: P.ball_projection(i["y"], i["radius"], i["center"]),
-             lambda x, i: [cp.norm(x - i["center"], 2) <= i["radius"]],
+             _ball_socp, CLARABEL_SETTINGS_SOCP,
              lambda x, i: kkt_ball(x, i["y"], i["radius"], i["center"]), _ball_instances),
     _SetSpec("simplex", "sort-based Proj onto {w >= 0, sum w = z} is exact",
              "Delta^{n-1} (sec. 1.2)", "002 relfair",
              lambda i: P.simplex_projection(i["y"], i["z"]),
-             lambda x, i: [x >= 0, cp.sum(x) == i["z"]],
+             _qp(lambda x, i: [x >= 0, cp.sum(x) == i["z"]]), CLARABEL_SETTINGS,
              lambda x, i: kkt_simplex(x, i["y"], i["z"]), _simplex_instances),
     _SetSpec("capped_simplex",
              "breakpoint-sorting Proj onto {0 <= w <= cap, sum w = z} (Delta_alpha) is exact",
              "(2) Delta_alpha, dual step of Alg. 1 with phi = 0", "002 relfair",
              lambda i: P.capped_simplex_projection(i["y"], i["cap"], i["z"]),
-             _capped_constraints,
+             _qp(lambda x, i: [x >= 0, x <= i["cap"], cp.sum(x) == i["z"]]),
+             CLARABEL_SETTINGS,
              lambda x, i: kkt_capped_simplex(x, i["y"], i["cap"], i["z"]), _capped_instances),
 ]
 
 
 # --------------------------------------------------------------------------- the check
 
-def _solve_cvxpy(spec: _SetSpec, inst: dict) -> tuple[np.ndarray | None, str, float]:
-    y = inst["y"]
-    x = cp.Variable(y.size)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - y)), spec.constraints(x, inst))
-    try:
-        prob.solve(solver=cp.CLARABEL, **CLARABEL_SETTINGS)
-    except cp.error.SolverError as exc:
-        return None, f"solver_error: {exc}", np.inf
-    violation = max((float(np.max(c.violation())) for c in prob.constraints), default=0.0)
-    value = None if x.value is None else np.asarray(x.value, dtype=np.float64)
-    return value, str(prob.status), violation
-
-
 def _counterexample(inst: dict) -> dict:
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in inst.items()}
 
 
-def _ground_truth(statuses: Counter) -> dict:
+def _ground_truth(spec: _SetSpec, statuses: Counter) -> dict:
     import clarabel
 
+    problem = ("minimize ||u - (y - c)/r||_2 s.t. ||u||_2 <= 1; x = c + r u"
+               if spec.key == "ball" else "minimize 0.5*sum_squares(x - y) s.t. x in C")
     return {"solver": "CLARABEL", "solver_version": clarabel.__version__,
-            "cvxpy_version": cp.__version__, "settings": dict(CLARABEL_SETTINGS),
-            "problem": "minimize 0.5*sum_squares(x - y) s.t. x in C", "statuses": dict(statuses)}
+            "cvxpy_version": cp.__version__, "settings": dict(spec.settings),
+            "problem": problem, "statuses": dict(statuses)}
 
 
 def _run(spec: _SetSpec, seed: int, size: str) -> CheckResult:
@@ -323,7 +357,7 @@ def _run(spec: _SetSpec, seed: int, size: str) -> CheckResult:
         errors = {"kkt": max(kkt.values())}
         for k, v in kkt.items():
             kkt_worst[k] = max(kkt_worst.get(k, 0.0), v)
-        ref, status, violation = _solve_cvxpy(spec, inst)
+        ref, status, violation = spec.reference(inst)
         statuses[status] += 1
         max_violation = max(max_violation, violation)
         y = inst["y"]
@@ -365,7 +399,7 @@ def _run(spec: _SetSpec, seed: int, size: str) -> CheckResult:
     return CheckResult(
         name=f"projections.{spec.key}", claim=spec.claim, paper=spec.paper,
         equation=spec.equation, instances=len(insts), worst_margin=float(worst_margin),
-        ground_truth=_ground_truth(statuses), passed=passed, details=details)
+        ground_truth=_ground_truth(spec, statuses), passed=passed, details=details)
 
 
 def _make_check(spec: _SetSpec) -> Callable[[int, str], CheckResult]:

@@ -1,0 +1,430 @@
+"""Evaluation metrics of the four papers, each with its paper and formula.
+
+- accuracy: all papers.
+- Fair VFL (papers 000 [C] / 001 [J]; spec fairvfl.md §1.2, §6): ``deo`` (loss-based DEO of
+  Definition 1), ``fairness_rate`` FR = 1 - DEO, ``harmonic_mean`` HM of AC and FR, ``dfp`` /
+  ``dfn`` ([J] §5.2) and the TPR gap ``tpr_gap`` (a decision-based diagnostic).
+- Relative fairness (paper 002; spec relfair.md §1.2, §1.6, §5): ``top_cvar`` / ``bottom_cvar``
+  (F_A, F_B over capped simplices), ``relative_fairness_ratio`` R_{A,B}, ``gini``,
+  ``lorenz_curve``.
+- Constrained FL (paper 003; spec constrfl.md §5): ``constraint_feasibility``.
+
+Groups for the fairness metrics are a boolean (or 0/1) array: ``True``/1 is group ``a``,
+``False``/0 group ``b`` (fairvfl.md §1.2 writes D = l^a - l^b; DEO/DFP/DFN are symmetric).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "accuracy",
+    "bottom_cvar",
+    "capped_simplex_vertex",
+    "constraint_feasibility",
+    "deo",
+    "dfn",
+    "dfp",
+    "fairness_rate",
+    "gini",
+    "harmonic_mean",
+    "lorenz_curve",
+    "relative_fairness_ratio",
+    "top_cvar",
+    "tpr_gap",
+]
+
+
+def _vector(values, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return arr
+
+
+def _same_length(**arrays: np.ndarray) -> None:
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"arrays must have the same length, got {lengths}")
+
+
+def _group_mask(group) -> np.ndarray:
+    g = _vector(group, "group")
+    if g.dtype == bool:
+        return g
+    if not np.all(np.isin(g, (0, 1))):
+        raise ValueError(
+            f"group must be boolean or 0/1 (1 = group a), got values {np.unique(g)[:5]}")
+    return g.astype(bool)
+
+
+def accuracy(y_true, y_pred) -> float:
+    """Fraction of correct predictions, ``mean(y_pred_i == y_true_i)``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of shape (n,)
+        Labels and predictions in the same coding.
+
+    Returns
+    -------
+    float in [0, 1].
+
+    Examples
+    --------
+    >>> accuracy([1, -1, 1, 1], [1, 1, 1, -1])
+    0.5
+    """
+    yt, yp = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
+    _same_length(y_true=yt, y_pred=yp)
+    return float(np.mean(yt == yp))
+
+
+def _conditional_mean(values: np.ndarray, mask: np.ndarray, what: str) -> float:
+    count = int(mask.sum())
+    if count == 0:
+        raise ValueError(f"{what} is empty, the metric is undefined")
+    return float(values[mask].sum() / count)
+
+
+def deo(y_true, group, *, logits=None, losses=None, positive=1, signed: bool = False) -> float:
+    r"""Difference of equal opportunity, loss-based (Fair VFL, [C]/[J] Definition 1, [J](2)).
+
+    With ``N^s = {i : s_i = s, y_i = positive}`` and per-sample loss ``l_i``,
+
+        ``D = (1/|N^a|) sum_{i in N^a} l_i - (1/|N^b|) sum_{i in N^b} l_i``,  ``DEO = |D|``.
+
+    For a linear/MLP score ``z`` the loss is the logistic loss of the positive label,
+    ``l_i = log(1 + exp(-z_i))`` (natural log, no regularizer; fairvfl.md §1.2, §6). For
+    post-processed randomized predictors pass ``losses = -log(clip(p_tilde, 1e-12, 1))``.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Labels; only samples with ``y_true == positive`` count.
+    group : array_like of bool or 0/1, shape (n,)
+        ``True``/1 = group ``a``, ``False``/0 = group ``b``.
+    logits : array_like of shape (n,), optional
+        Scores ``z``; exactly one of ``logits`` and ``losses`` must be given.
+    losses : array_like of shape (n,), optional
+        Per-sample losses ``l_i``.
+    positive : label value, default 1
+        The positive ("protected") class (+1 in fairvfl.md §5).
+    signed : bool, default False
+        Return ``D`` instead of ``|D|`` (the constraint of [C](4a-b) uses the sign).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If lengths differ, both or neither of ``logits``/``losses`` are given, or a group has
+        no positive sample.
+
+    Examples
+    --------
+    >>> deo([1, 1, 1, 1, -1], [1, 1, 0, 0, 1], losses=[0.5, 1.5, 0.25, 0.75, 9.0])
+    0.5
+    """
+    if (logits is None) == (losses is None):
+        raise ValueError("give exactly one of logits and losses")
+    yt = _vector(y_true, "y_true")
+    mask_a = _group_mask(group)
+    if logits is not None:
+        z = _vector(logits, "logits").astype(np.float64)
+        loss = np.logaddexp(0.0, -z)
+    else:
+        loss = _vector(losses, "losses").astype(np.float64)
+    _same_length(y_true=yt, group=mask_a, losses=loss)
+    pos = yt == positive
+    d = (_conditional_mean(loss, pos & mask_a, "group a among y == positive")
+         - _conditional_mean(loss, pos & ~mask_a, "group b among y == positive"))
+    return d if signed else abs(d)
+
+
+def _rate_gap(y_true, y_pred, group, positive, condition_positive: bool, predict_positive: bool,
+              what: str) -> float:
+    yt, yp = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
+    mask_a = _group_mask(group)
+    _same_length(y_true=yt, y_pred=yp, group=mask_a)
+    cond = (yt == positive) if condition_positive else (yt != positive)
+    hit = ((yp == positive) if predict_positive else (yp != positive)).astype(np.float64)
+    rate_a = _conditional_mean(hit, cond & mask_a, f"group a among {what}")
+    rate_b = _conditional_mean(hit, cond & ~mask_a, f"group b among {what}")
+    return abs(rate_a - rate_b)
+
+
+def dfp(y_true, y_pred, group, *, positive=1) -> float:
+    """Difference in false-positive rates ([J] §5.2; fairvfl.md §6).
+
+    ``FPR_s = #{yhat = +, y = -, s} / #{y = -, s}``, ``DFP = |FPR_a - FPR_b|``, where ``+`` is
+    ``positive`` and ``-`` every other label.
+
+    Examples
+    --------
+    >>> dfp([-1, -1, -1, -1], [1, -1, -1, -1], [1, 1, 0, 0])
+    0.5
+    """
+    return _rate_gap(y_true, y_pred, group, positive, False, True, "y != positive")
+
+
+def dfn(y_true, y_pred, group, *, positive=1) -> float:
+    """Difference in false-negative rates ([J] §5.2; fairvfl.md §6).
+
+    ``FNR_s = #{yhat = -, y = +, s} / #{y = +, s}``, ``DFN = |FNR_a - FNR_b|``.
+
+    Examples
+    --------
+    >>> dfn([1, 1, 1, 1], [-1, -1, 1, -1], [1, 1, 0, 0])
+    0.5
+    """
+    return _rate_gap(y_true, y_pred, group, positive, True, False, "y == positive")
+
+
+def tpr_gap(y_true, y_pred, group, *, positive=1) -> float:
+    """Decision-based equal-opportunity gap ``|P(yhat=+ | y=+, a) - P(yhat=+ | y=+, b)|``.
+
+    Not the papers' DEO (that one is loss-based, see ``deo``; fairvfl.md §6 explains why);
+    kept as a diagnostic. Equals ``dfn`` since ``TPR = 1 - FNR``.
+    """
+    return _rate_gap(y_true, y_pred, group, positive, True, True, "y == positive")
+
+
+def fairness_rate(deo_value):
+    """Fairness ``FR = 1 - DEO_test`` ([C] §V-A(c), fairvfl.md §6); multiply by 100 for %."""
+    out = 1.0 - np.asarray(deo_value, dtype=np.float64)
+    return float(out) if out.ndim == 0 else out
+
+
+def harmonic_mean(a, b):
+    """Harmonic mean ``HM = 2 a b / (a + b)`` of accuracy and fairness ([C] Table I).
+
+    Computed per run (fairvfl.md §6). Vectorized; ``HM(0, 0) = 0`` (its limit).
+
+    Raises
+    ------
+    ValueError
+        If an input is negative or not finite.
+
+    Examples
+    --------
+    >>> harmonic_mean(0.5, 1.0)
+    0.6666666666666666
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("harmonic_mean inputs must be finite")
+    if np.any(x < 0) or np.any(y < 0):
+        raise ValueError("harmonic_mean inputs must be in [0, inf)")
+    s = x + y
+    out = np.where(s > 0, 2.0 * x * y / np.where(s > 0, s, 1.0), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def _nonneg_values(values, name: str = "values") -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ValueError(f"{name} must have at least one entry along the last axis")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (losses or accuracies), got min {arr.min()!r}")
+    return arr
+
+
+def gini(values, axis: int = -1):
+    r"""Gini coefficient (paper 002 §7, Table 1; relfair.md §5).
+
+        ``G = sum_{i,j} |x_i - x_j| / (2 n^2 mean(x)) = sum_k (2k - n - 1) x_(k) / (n sum x)``
+
+    with ``x_(1) <= ... <= x_(n)``. This equals ``1 - 2 * integral of the Lorenz curve``
+    (piecewise linear through ``(k/n, L_k)``); the paper's printed ``1 - 2 * integral`` of the
+    shifted curve ``l'(x) = l(x) - x/2`` is off by 1/2 (relfair.md §0.6, §5, A18).
+
+    Parameters
+    ----------
+    values : array_like, shape (..., n)
+        Nonnegative values (client losses or accuracies); reduced along ``axis``.
+
+    Returns
+    -------
+    float (or array of the leading shape) in [0, 1 - 1/n].
+
+    Raises
+    ------
+    ValueError
+        If empty, negative, not finite, or all zero (0/0).
+
+    Examples
+    --------
+    >>> gini([1.0, 1.0, 1.0])
+    0.0
+    >>> gini([0.0, 0.0, 1.0]) == 2 / 3
+    True
+    """
+    x = np.moveaxis(_nonneg_values(values), axis, -1)
+    n = x.shape[-1]
+    total = x.sum(axis=-1)
+    if np.any(total <= 0):
+        raise ValueError("gini is undefined when all values are zero")
+    weights = 2.0 * np.arange(1, n + 1) - n - 1.0
+    g = np.sum(weights * np.sort(x, axis=-1), axis=-1) / (n * total)
+    return float(g) if np.ndim(g) == 0 else g
+
+
+def lorenz_curve(values) -> tuple[np.ndarray, np.ndarray]:
+    """Lorenz curve of nonnegative values (paper 002 Fig. 4; relfair.md §5).
+
+    Sort ascending, ``L_0 = 0``, ``L_k = sum_{i <= k} x_(i) / sum x``; the curve is piecewise
+    linear through ``(k/n, L_k)``, ``k = 0..n``, from (0, 0) to (1, 1). The paper's Fig. 4 plots
+    ``L_k - k/(2n)``.
+
+    Returns
+    -------
+    x, L : ndarray of shape (n + 1,)
+        ``x = k/n`` and the cumulative shares; ``x[0] = L[0] = 0`` and ``x[-1] = L[-1] = 1``.
+
+    Examples
+    --------
+    >>> x, L = lorenz_curve([3.0, 1.0])
+    >>> x.tolist(), L.tolist()
+    ([0.0, 0.5, 1.0], [0.0, 0.25, 1.0])
+    """
+    v = _nonneg_values(_vector(values, "values"))
+    cum = np.cumsum(np.sort(v))
+    if cum[-1] <= 0:
+        raise ValueError("lorenz_curve is undefined when all values are zero")
+    n = v.size
+    # Dividing by the last cumulative sum (not np.sum) makes L[-1] exactly 1.
+    share = np.concatenate([[0.0], cum / cum[-1]])
+    return np.arange(n + 1) / n, share
+
+
+def capped_simplex_vertex(n: int, alpha: float) -> np.ndarray:
+    """Vertex vector of ``Delta_alpha^{n-1}`` sorted decreasingly (relfair.md §1.6).
+
+    ``u = 1/(alpha n)``, ``k = floor(alpha n + 1e-12)``, ``rem = 1 - k u``;
+    ``v = (u, ..., u [k times], rem, 0, ..., 0)``. ``Delta_alpha = conv{permutations of v}``.
+
+    Examples
+    --------
+    >>> capped_simplex_vertex(5, 0.4).tolist()
+    [0.5, 0.5, 0.0, 0.0, 0.0]
+    """
+    if not (isinstance(n, (int, np.integer)) and n >= 1):
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if not (0 < alpha <= 1):
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    u = 1.0 / (alpha * n)
+    k = min(int(math.floor(alpha * n + 1e-12)), n)
+    v = np.zeros(n)
+    v[:k] = u
+    if k < n:
+        v[k] = max(1.0 - k * u, 0.0)
+    return v
+
+
+def top_cvar(values, alpha: float):
+    """``F_A = max_{a in Delta_alpha} sum a_i f_i = sum_i v_alpha,i f_(i) decreasing``.
+
+    Paper 002 notation (20) with ``A = Delta_alpha``; for integer ``alpha n`` the mean of the
+    ``alpha n`` largest values (relfair.md §1.6). Reduces the last axis.
+
+    Examples
+    --------
+    >>> top_cvar([1.0, 2.0, 3.0, 4.0, 5.0], 0.4)
+    4.5
+    """
+    f = np.asarray(values, dtype=np.float64)
+    if f.ndim == 0 or f.shape[-1] == 0:
+        raise ValueError("values must have at least one entry along the last axis")
+    v = capped_simplex_vertex(f.shape[-1], alpha)
+    out = np.sum(v * np.sort(f, axis=-1)[..., ::-1], axis=-1)
+    return float(out) if out.ndim == 0 else out
+
+
+def bottom_cvar(values, beta: float):
+    """``F_B = min_{b in Delta_beta} sum b_i f_i = sum_i v_beta,i f_(i) increasing`` (002 (20)).
+
+    Examples
+    --------
+    >>> bottom_cvar([1.0, 2.0, 3.0, 4.0, 5.0], 0.4)
+    1.5
+    """
+    f = np.asarray(values, dtype=np.float64)
+    if f.ndim == 0 or f.shape[-1] == 0:
+        raise ValueError("values must have at least one entry along the last axis")
+    v = capped_simplex_vertex(f.shape[-1], beta)
+    out = np.sum(v * np.sort(f, axis=-1), axis=-1)
+    return float(out) if out.ndim == 0 else out
+
+
+def relative_fairness_ratio(losses, alpha: float = 0.2, beta: float | None = None):
+    r"""Relative unfairness index ``R_{A,B} = F_A / F_B`` (paper 002 Definition 1, (5)).
+
+    ``A = Delta_alpha``, ``B = Delta_beta`` (``beta`` defaults to ``alpha``):
+    ``R = sum_i v_alpha,i l_(i)desc / sum_i v_beta,i l_(i)asc``. Table 1's ``R_AB`` is
+    ``alpha = beta = 0.2``: mean of the 20% largest over mean of the 20% smallest client
+    losses (exact when ``0.2 n`` is an integer; relfair.md §5). Palma ratio: ``alpha = 0.1``,
+    ``beta = 0.4``. Reduces the last axis.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha``/``beta`` are outside (0, 1], losses are negative, or ``F_B = 0``
+        (Asm. 1 requires ``F_B > 0``).
+
+    Examples
+    --------
+    >>> relative_fairness_ratio([1.0, 2.0, 3.0, 4.0, 5.0], alpha=0.4)
+    3.0
+    """
+    f = _nonneg_values(losses, "losses")
+    b = alpha if beta is None else beta
+    num, den = np.asarray(top_cvar(f, alpha)), np.asarray(bottom_cvar(f, b))
+    if np.any(den <= 0):
+        raise ValueError("relative_fairness_ratio needs F_B > 0 (paper 002 Asm. 1), got F_B = 0")
+    r = num / den
+    return float(r) if r.ndim == 0 else r
+
+
+def constraint_feasibility(values, kind: str = "ineq", axis=None):
+    """Largest constraint violation (paper 003; constrfl.md §5).
+
+    - ``kind="ineq"`` for ``c(w) <= 0``: ``max(0, max_i c_i)``;
+    - ``kind="eq"`` for ``C w + d = 0``: ``max_i |c_i|`` (Table 4's
+      ``max_i ||C_i w + d_i||_inf``, server included).
+
+    Parameters
+    ----------
+    values : array_like
+        Constraint values ``c_i(w)`` (any shape).
+    kind : {"ineq", "eq"}
+    axis : int or tuple of int, optional
+        Reduce only these axes (e.g. one value per client); all by default.
+
+    Examples
+    --------
+    >>> constraint_feasibility([-0.5, 0.25, 0.125])
+    0.25
+    >>> constraint_feasibility([-0.5, -0.25])
+    0.0
+    >>> constraint_feasibility([-0.5, 0.25], kind="eq")
+    0.5
+    """
+    c = np.asarray(values, dtype=np.float64)
+    if c.size == 0:
+        raise ValueError("values must not be empty")
+    if kind == "ineq":
+        out = np.maximum(np.max(c, axis=axis), 0.0)
+    elif kind == "eq":
+        out = np.max(np.abs(c), axis=axis)
+    else:
+        raise ValueError(f"kind must be one of ('ineq', 'eq'), got {kind!r}")
+    return float(out) if np.ndim(out) == 0 else out
