@@ -185,7 +185,10 @@ def run_experiment(exp: Experiment, scale: str = "smoke", *, jobs: int = 1,
                 bar.update()
         elif todo:
             with executor(backend, jobs):
-                parallel = Parallel(return_as="generator_unordered")
+                # Ray's joblib backend returns lists only: the bar then moves at the end, while
+                # records are still written by the workers as each cell finishes.
+                order = "list" if backend == "ray" else "generator_unordered"
+                parallel = Parallel(return_as=order)
                 for rec in parallel(delayed(run_cell)(exp, c, out) for c in todo):
                     done[rec.key] = rec
                     bar.update()

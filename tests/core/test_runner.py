@@ -84,6 +84,13 @@ def test_dask_backend_equals_loky(tmp_path, isolated, plugins):
     assert [r.metrics for r in loky] == [r.metrics for r in dask]
 
 
+def test_ray_backend_equals_loky(tmp_path, isolated):
+    loky = run_experiment(DEMO, "smoke", jobs=1, out=tmp_path / "a", progress=False).records
+    ray = run_experiment(DEMO, "smoke", jobs=2, backend="ray", out=tmp_path / "b",
+                         progress=False).records
+    assert [r.without_timings() for r in loky] == [r.without_timings() for r in ray]
+
+
 def test_missing_dist_extra_is_a_clear_error(monkeypatch):
     import builtins
 
