@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 SCALE ?= auto
 JOBS ?= 2
 EXTRAS ?= dev,dist
+THEORY_SIZE ?= default
 
 .PHONY: setup test lint theory paper-figures figures compare data bench clean
 
@@ -31,6 +32,7 @@ theory: $(STAMP)
 paper-figures: $(STAMP)
 	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS)
 	$(VENV)/bin/repro figures --scale $(SCALE)
+	$(PY) -m theory --size $(THEORY_SIZE) || echo "some theory checks failed: see figures/theory.md"
 	$(VENV)/bin/repro compare --scale $(SCALE)
 
 figures: $(STAMP)

@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "ray"),
                    help="loky: local processes; dask/ray: a cluster (needs the 'dist' extra; "
                         "DASK_SCHEDULER_ADDRESS / RAY_ADDRESS select an existing one)")
+    p.add_argument("--address", "--scheduler", dest="address", default=None,
+                   help="an existing cluster: Dask scheduler (tcp://host:8786) or Ray head "
+                        "(ray://host:10001); default $DASK_SCHEDULER_ADDRESS / $RAY_ADDRESS, "
+                        "else a local cluster of --jobs workers")
     p.add_argument("--force", action="store_true", help="recompute cells that have records")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _results_arg(p)
@@ -62,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
 
-    p = sub.add_parser("compare", help="reported vs reproduced: comparison.md/.csv, claims.md")
+    p = sub.add_parser("compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
+                                       "REPORT.md")
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
@@ -93,11 +98,12 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     from repro.core.registry import select
-    from repro.core.runner import run_experiment
+    from repro.core.runner import run_experiments
 
-    for exp in select(args.name):
-        s = run_experiment(exp, args.scale, jobs=args.jobs, backend=args.backend,
-                           force=args.force, out=args.results, progress=not args.no_progress)
+    summaries = run_experiments(select(args.name), args.scale, jobs=args.jobs,
+                                backend=args.backend, force=args.force, out=args.results,
+                                progress=not args.no_progress, address=args.address)
+    for s in summaries:
         print(f"{s.experiment} [{s.scale}]: {s.computed} computed, {s.cached} cached, "
               f"{s.not_run} not run")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
@@ -138,6 +144,7 @@ def cmd_figures(args) -> int:
 
 def cmd_compare(args) -> int:
     from repro.core.compare import check_claims, compare, summary, write_claims, write_comparison
+    from repro.core.overview import write_overview
 
     out = args.out or figures_dir()
     exps, records = _collected(args)
@@ -145,6 +152,7 @@ def cmd_compare(args) -> int:
     paths = write_comparison(rows, out)
     claims = check_claims(exps, records)
     paths.append(write_claims(claims, out))
+    paths.append(write_overview(exps, records, rows, claims, out))
     for paper, c in summary(rows).items():
         print(f"{paper}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     cc = Counter(r["verdict"] for r in claims)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -98,12 +99,14 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:
 
 
 @contextlib.contextmanager
-def executor(backend: str, jobs: int) -> Iterator[None]:
-    """joblib configuration for ``backend``; cluster backends need the ``dist`` extra."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+def executor(backend: str, jobs: int, address: str | None = None) -> Iterator[None]:
+    """joblib configuration for ``backend``; cluster backends need the ``dist`` extra.
+
+    ``address`` names an existing cluster (a Dask scheduler such as ``tcp://host:8786``, or a
+    Ray head such as ``ray://host:10001``); without it ``DASK_SCHEDULER_ADDRESS`` /
+    ``RAY_ADDRESS`` are used, and failing those a local cluster of ``jobs`` workers is started.
+    """
+    _check_executor(backend, jobs)
     if backend == "loky":
         with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
             yield
@@ -119,7 +122,7 @@ def executor(backend: str, jobs: int) -> Iterator[None]:
             f"--backend {backend} needs the 'dist' extra: pip install 'fedrepro[dist]' "
             f"(or `make setup EXTRAS=dev,dist`); import failed: {exc}") from exc
     if backend == "dask":
-        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        address = address or os.environ.get("DASK_SCHEDULER_ADDRESS")
         cluster = None if address else LocalCluster(n_workers=jobs, threads_per_worker=1,
                                                     processes=True, dashboard_address=None)
         client = Client(address or cluster)
@@ -131,7 +134,7 @@ def executor(backend: str, jobs: int) -> Iterator[None]:
             if cluster is not None:
                 cluster.close()
     else:
-        address = os.environ.get("RAY_ADDRESS")
+        address = address or os.environ.get("RAY_ADDRESS")
         ray.init(address=address, num_cpus=None if address else jobs,
                  include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
         register_ray()
@@ -140,6 +143,13 @@ def executor(backend: str, jobs: int) -> Iterator[None]:
                 yield
         finally:
             ray.shutdown()
+
+
+def _check_executor(backend: str, jobs: int) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
 
 
 @dataclass
@@ -152,51 +162,61 @@ class SweepSummary:
     records: list[RunRecord]
 
 
-def run_experiment(exp: Experiment, scale: str = "smoke", *, jobs: int = 1,
-                   backend: str = "loky", force: bool = False, out: Path | None = None,
-                   progress: bool = True) -> SweepSummary:
-    """Run every cell of ``exp`` at ``scale`` that has no record yet (all of them if ``force``).
+def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs: int = 1,
+                    backend: str = "loky", force: bool = False, out: Path | None = None,
+                    progress: bool = True, address: str | None = None) -> list[SweepSummary]:
+    """Run every cell of ``experiments`` at ``scale`` that has no record yet.
 
-    Cells whose earlier record says ``not_run`` are retried, so placing missing data and
-    rerunning fills them in.
+    All missing cells of all experiments go through one executor with one progress bar (with
+    its estimate of the time left). Records that exist are loaded, not recomputed, unless
+    ``force``; cells whose earlier record says ``not_run`` are retried, so placing missing data
+    and rerunning fills them in.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()
-    scale = exp.resolve_scale(scale)
-    cells = plan(exp, scale)
-    done: dict[str, RunRecord] = {}
-    todo: list[PlannedCell] = []
-    for cell in cells:
-        rec = None if force else load_record(record_path(out, exp.name, cell.key))
-        if rec is not None and rec.ok:
-            done[cell.key] = rec
-        else:
-            todo.append(cell)
-    cached = len(done)
-    bar = cell_bar(len(todo), f"{exp.name} [{scale}]", enabled=progress)
+    plans = [(exp, exp.resolve_scale(scale)) for exp in experiments]
+    plans = [(exp, s, plan(exp, s)) for exp, s in plans]
+    done: dict[tuple[str, str], RunRecord] = {}
+    todo: list[tuple[Experiment, PlannedCell]] = []
+    for exp, _, cells in plans:
+        for cell in cells:
+            rec = None if force else load_record(record_path(out, exp.name, cell.key))
+            if rec is not None and rec.ok:
+                done[(exp.name, cell.key)] = rec
+            else:
+                todo.append((exp, cell))
+    desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
+    bar = cell_bar(len(todo), f"{desc} [{scale}]", enabled=progress)
     try:
         if jobs == 1 and backend == "loky":
-            results = (run_cell(exp, c, out) for c in todo)
-            for rec in results:
-                done[rec.key] = rec
+            for exp, c in todo:
+                rec = run_cell(exp, c, out)
+                done[(exp.name, rec.key)] = rec
                 bar.update()
         elif todo:
-            with executor(backend, jobs):
+            with executor(backend, jobs, address):
                 # Ray's joblib backend returns lists only: the bar then moves at the end, while
                 # records are still written by the workers as each cell finishes.
                 order = "list" if backend == "ray" else "generator_unordered"
-                parallel = Parallel(return_as=order)
-                for rec in parallel(delayed(run_cell)(exp, c, out) for c in todo):
-                    done[rec.key] = rec
+                for rec in Parallel(return_as=order)(
+                        delayed(run_cell)(exp, c, out) for exp, c in todo):
+                    done[(rec.experiment, rec.key)] = rec
                     bar.update()
     finally:
         bar.close()
-    records = [done[c.key] for c in cells]
-    not_run = sum(not r.ok for r in records)
-    return SweepSummary(exp.name, scale, len(todo), cached, not_run, records)
+    computed = Counter(exp.name for exp, _ in todo)
+    summaries = []
+    for exp, s, cells in plans:
+        records = [done[(exp.name, c.key)] for c in cells]
+        summaries.append(SweepSummary(exp.name, s, computed[exp.name],
+                                      len(cells) - computed[exp.name],
+                                      sum(not r.ok for r in records), records))
+    return summaries
+
+
+def run_experiment(exp: Experiment, scale: str = "smoke", **kwargs) -> SweepSummary:
+    """:func:`run_experiments` for one experiment."""
+    return run_experiments([exp], scale, **kwargs)[0]
 
 
 def collect(exp: Experiment, scale: str, out: Path | None = None) -> list[RunRecord]:

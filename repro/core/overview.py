@@ -1,0 +1,95 @@
+"""``figures/REPORT.md``: one page per run of the whole mission.
+
+Per paper: the tables and figures it produced (linked), the comparison verdict counts, the
+claims passed and failed, the theory checks passed and failed (from ``theory.json`` when
+``python -m theory`` has written it) and the compute time its records took.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from repro.core.compare import VERDICTS
+from repro.core.experiment import Experiment
+from repro.core.records import RunRecord
+
+OUTPUT_SUFFIXES = (".md", ".csv", ".tex", ".png", ".pdf")
+NOT_OUTPUTS = {"comparison", "claims", "theory", "bench", "REPORT", "README"}
+
+
+def _group(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def _theory_by_group(out_dir: Path) -> dict[str, Counter]:
+    path = out_dir / "theory.json"
+    groups: dict[str, Counter] = defaultdict(Counter)
+    if not path.is_file():
+        return groups
+    data = json.loads(path.read_text())
+    for check in data.get("checks", []):
+        groups[_group(check["name"])]["passed" if check["passed"] else "failed"] += 1
+    return groups
+
+
+def _outputs(out_dir: Path, group: str) -> dict[str, list[str]]:
+    """Output files of a group, by stem, e.g. ``constrfl_table1 -> [md, csv, tex]``."""
+    stems: dict[str, list[str]] = defaultdict(list)
+    for p in sorted(out_dir.glob(f"{group}_*")):
+        if p.suffix in OUTPUT_SUFFIXES and p.stem not in NOT_OUTPUTS:
+            stems[p.stem].append(p.suffix[1:])
+    return stems
+
+
+def _hms(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+def write_overview(experiments: dict[str, Experiment],
+                   records: dict[str, tuple[str, list[RunRecord]]],
+                   comparison: list[dict], claims: list[dict], out_dir: Path) -> Path:
+    out_dir = Path(out_dir)
+    groups = sorted({_group(n) for n in experiments} | {_group(r["experiment"])
+                                                         for r in comparison})
+    verdicts: dict[str, Counter] = defaultdict(Counter)
+    for r in comparison:
+        verdicts[_group(r["experiment"])][r["verdict"]] += 1
+    claim_counts: dict[str, Counter] = defaultdict(Counter)
+    for c in claims:
+        claim_counts[_group(c["experiment"])][c["verdict"]] += 1
+    theory = _theory_by_group(out_dir)
+    lines = ["# fedrepro report", "",
+             "Every paper's outputs, its reported-vs-reproduced verdicts "
+             "([comparison.md](comparison.md)), its qualitative claims ([claims.md](claims.md)) "
+             "and its theory checks ([theory.md](theory.md)).", "",
+             "| paper | experiments | match | within_noise | deviates | not_run | claims pass/fail "
+             "| theory pass/fail | compute time |", "|---|---|---|---|---|---|---|---|---|"]
+    sections = []
+    for g in groups:
+        exps = [e for n, e in experiments.items() if _group(n) == g]
+        recs = [r for e in exps for r in records.get(e.name, ("", []))[1]]
+        wall = sum(float(r.timings.get("wall_s", 0.0)) for r in recs)
+        v, c, t = verdicts[g], claim_counts[g], theory.get(g, Counter())
+        lines.append(f"| {g} | {len(exps)} | " + " | ".join(str(v[k]) for k in VERDICTS)
+                     + f" | {c['pass']}/{c['fail']} | {t['passed']}/{t['failed']} | "
+                     f"{_hms(wall)} |")
+        sec = [f"## {g}", ""]
+        for e in exps:
+            scale, rs = records.get(e.name, ("", []))
+            ok = sum(r.ok for r in rs)
+            sec.append(f"- **{e.name}** ({scale}): {e.title}; {ok} cells recorded"
+                       + (f", {len(rs) - ok} not run" if len(rs) > ok else ""))
+        outputs = _outputs(out_dir, g)
+        if outputs:
+            sec += ["", "Outputs: " + "; ".join(
+                f"{stem} (" + ", ".join(f"[{ext}]({stem}.{ext})" for ext in exts) + ")"
+                for stem, exts in outputs.items())]
+        sections += sec + [""]
+    path = out_dir / "REPORT.md"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines + [""] + sections))
+    return path
