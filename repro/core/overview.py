@@ -23,15 +23,17 @@ def _group(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def _theory_by_group(out_dir: Path) -> dict[str, Counter]:
+def _theory_by_group(out_dir: Path, groups: list[str]) -> dict[str, Counter]:
+    """Theory check counts per paper; checks of shared pieces (``projections.*``) are core's."""
     path = out_dir / "theory.json"
-    groups: dict[str, Counter] = defaultdict(Counter)
+    counts: dict[str, Counter] = defaultdict(Counter)
     if not path.is_file():
-        return groups
+        return counts
     data = json.loads(path.read_text())
     for check in data.get("checks", []):
-        groups[_group(check["name"])]["passed" if check["passed"] else "failed"] += 1
-    return groups
+        g = _group(check["name"])
+        counts[g if g in groups else "core"]["passed" if check["passed"] else "failed"] += 1
+    return counts
 
 
 def _outputs(out_dir: Path, group: str) -> dict[str, list[str]]:
@@ -61,7 +63,7 @@ def write_overview(experiments: dict[str, Experiment],
     claim_counts: dict[str, Counter] = defaultdict(Counter)
     for c in claims:
         claim_counts[_group(c["experiment"])][c["verdict"]] += 1
-    theory = _theory_by_group(out_dir)
+    theory = _theory_by_group(out_dir, groups)
     lines = ["# fedrepro report", "",
              "Every paper's outputs, its reported-vs-reproduced verdicts "
              "([comparison.md](comparison.md)), its qualitative claims ([claims.md](claims.md)) "
@@ -78,6 +80,8 @@ def write_overview(experiments: dict[str, Experiment],
                      + f" | {c['pass']}/{c['fail']} | {t['passed']}/{t['failed']} | "
                      f"{_hms(wall)} |")
         sec = [f"## {g}", ""]
+        if not exps:
+            sec.append("No experiment registered yet.")
         for e in exps:
             scale, rs = records.get(e.name, ("", []))
             ok = sum(r.ok for r in rs)
