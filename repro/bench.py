@@ -95,6 +95,20 @@ def _demo_gradient() -> list[dict]:
                             lambda: logistic_loss_grad(w, X, y, 1e-4), repeat=3)]
 
 
+def machine() -> str:
+    """Cores, BLAS library and threads, torch threads: what the timings depend on."""
+    import platform
+
+    import torch
+    from threadpoolctl import threadpool_info
+
+    blas = ", ".join(f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} "
+                     f"threads)" for i in threadpool_info() if i.get("user_api") == "blas")
+    return (f"{os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+            f"numpy {np.__version__} with BLAS {blas or 'unknown'}, torch {torch.__version__} "
+            f"with {torch.get_num_threads()} threads, Python {platform.python_version()}")
+
+
 def load_benchmarks() -> dict[str, Callable[[], list[dict]]]:
     for pkg in PAPER_PACKAGES:
         mod = f"repro.{pkg}.bench"
@@ -110,12 +124,13 @@ def main(argv: list[str] | None = None) -> int:
                         default=Path(os.environ.get("FEDREPRO_FIGURES", "figures")))
     args = parser.parse_args(argv)
     chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}
+    print(f"Machine: {machine()}")
     if not chosen:
         print(f"no benchmark matches {args.only!r}", file=sys.stderr)
         return 2
     lines = ["# Benchmarks", "",
-             "Best-of-N wall time on this machine; ratio = baseline (loop oracle) / fast "
-             "(vectorized), both timed in one process.", "",
+             "Best-of-N wall time; ratio = baseline (loop oracle) / fast (vectorized), both "
+             "timed in one process.", "", f"Machine: {machine()}", "",
              "| benchmark | case | baseline s | fast s | ratio |", "|---|---|---|---|---|"]
     for name, fn in chosen.items():
         for row in fn():
