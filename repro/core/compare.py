@@ -162,7 +162,8 @@ def _why_missing(name: str, experiments: dict[str, Experiment],
     if not recs:
         return (f"no records at scale {scale or '?'}: run `repro run {name}`; "
                 f"see {DEVIATIONS}#not-yet-implemented")
-    return f"this cell is not produced by {name}; see {DEVIATIONS}#{name.replace('.', '-')}"
+    return (f"{name} does not produce this row (yet); see {DEVIATIONS}#not-yet-implemented "
+            f"and the paper's own section there")
 
 
 def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:

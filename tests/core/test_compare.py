@@ -71,7 +71,7 @@ def test_verdict_rules():
     assert verdict_for(na, _rep([3.0]), "")["verdict"] == "deviates"
 
 
-def test_everything_not_run_before_the_papers_land(isolated):
+def test_without_records_every_row_is_not_run_with_a_linked_reason(isolated):
     assert main(["compare", "--scale", "smoke"]) == 0
     out = isolated / "figures"
     with open(out / "comparison.csv", newline="") as f:
