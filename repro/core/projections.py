@@ -10,7 +10,10 @@ Where the sets appear:
 - box and ball: Proj_Theta of Scaff-PD-IA (paper 002, Alg. 1 line 15; spec relfair section 2.2);
 - simplex: the ambiguity set Delta^{n-1} (paper 002, Delta_alpha with alpha = 1/n);
 - capped simplex: Delta_alpha^{n-1} = {a in Delta^{n-1}: a_i <= 1/(alpha n)} (paper 002, (2)),
-  the dual step of SAFL, DRFA and Scaff-PD.
+  the dual step of SAFL, DRFA and Scaff-PD;
+- permutohedron P(w) = conv{permutations of w}: the integrated ambiguity set
+  Lambda_phi(Delta_alpha, Delta_beta) of paper 002 (7), the dual step of Scaff-PD-IA
+  (spec relfair section 1.6, 2.3).
 
 The optimality (KKT) conditions each result satisfies are spelled out in the docstrings;
 ``theory/projections.py`` checks them to 1e-10 and compares with cvxpy/Clarabel.
@@ -27,6 +30,7 @@ __all__ = [
     "box_projection",
     "capped_simplex_projection",
     "nonneg_projection",
+    "permutohedron_projection",
     "simplex_projection",
 ]
 
@@ -314,4 +318,65 @@ def capped_simplex_projection(x, cap: float, z: float = 1.0) -> np.ndarray:
     n_u = upper_set.sum(axis=-1, keepdims=True).astype(np.float64)
     t = (np.sum(np.where(free_set, arr, 0.0), axis=-1, keepdims=True) + n_u * cp - zz) / n_f
     out = np.minimum(np.maximum(arr - t, 0.0), cp)
+    return out[0] if single else out
+
+
+def permutohedron_projection(x, w) -> np.ndarray:
+    r"""Project onto the permutohedron ``P(w) = conv{permutations of w}``.
+
+    Solves ``argmin_{v in P(w)} 0.5 ||v - x||^2``. ``P(w)`` is the set of ``v`` majorized by
+    ``w``: ``sum_{i <= k} v_(i) <= sum_{i <= k} w_(i)`` for every ``k`` (both sorted
+    decreasingly), with equality at ``k = d``. Algorithm (Negrinho & Martins 2014; Blondel et al.
+    2020), O(d log d):
+    with ``sigma`` the permutation sorting ``x`` decreasingly and ``w`` sorted decreasingly, let
+    ``u`` be the decreasing isotonic regression of ``x[sigma] - w``
+    (``argmin_{u_1 >= ... >= u_d} ||u - (x[sigma] - w)||^2``, pool-adjacent-violators); then
+    ``v[sigma] = x[sigma] - u``.
+
+    Optimality certificate (used by the tests): ``v in P(w)`` and the variational inequality
+    ``<x - v, y - v> <= 0`` for all ``y in P(w)``, i.e. with the support function
+    ``h(s) = max_{y in P(w)} <s, y> = sum_i w_(i) s_(i)`` (both decreasing),
+    ``h(x - v) = <x - v, v>``.
+
+    In paper 002, ``Lambda_phi(Delta_alpha, Delta_beta) = P(w)`` with
+    ``w = (v_alpha - phi v_beta reversed) / (1 - phi)`` (``repro.relfair.ambiguity``), and with
+    ``phi = 0`` this is the capped-simplex projection onto ``Delta_alpha``.
+
+    Parameters
+    ----------
+    x : array_like of shape (d,) or (B, d)
+        Point(s) to project.
+    w : array_like of shape (d,)
+        Generating vector (any order; entries may be negative).
+
+    Returns
+    -------
+    ndarray of the same shape as ``x``, float64. Rows of a batch are projected one by one
+    (the isotonic regression is a sequential scan); a batched call equals the per-row calls.
+
+    Raises
+    ------
+    ValueError
+        If ``w`` is not finite or its length differs from ``x``'s last axis.
+
+    Examples
+    --------
+    >>> permutohedron_projection([3.0, 0.0, 0.0], [0.5, 0.5, 0.0]).tolist()
+    [0.5, 0.25, 0.25]
+    >>> permutohedron_projection([0.0, 1.0, 2.0], [3.0, 2.0, 1.0]).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    from scipy.optimize import isotonic_regression
+
+    arr, single = _as_batch(x, "x")
+    ww = _as_float_array(w, "w")
+    if ww.ndim != 1 or ww.shape[0] != arr.shape[-1]:
+        raise ValueError(f"w must have shape ({arr.shape[-1]},) to match x, got {ww.shape}")
+    w_desc = np.sort(ww)[::-1]
+    order = np.argsort(-arr, axis=-1, kind="stable")
+    xs = np.take_along_axis(arr, order, axis=-1)
+    y = xs - w_desc
+    u = np.stack([isotonic_regression(row, increasing=False).x for row in y])
+    out = np.empty_like(arr)
+    np.put_along_axis(out, order, xs - u, axis=-1)
     return out[0] if single else out

@@ -1,0 +1,188 @@
+"""Local functions of a batch of parties: f_i, c_i with gradients and Hessians.
+
+A block holds ``b`` parties of identical structure (clients of equal size are stored as
+``(b, M, d)`` arrays, spec §10); every method takes points ``W`` of shape ``(b, d)`` (party j is
+evaluated at ``W[j]``) and is vectorized over parties and rows. ``block.take(j)`` is the
+single-party block the loop oracle of the tests and benchmarks iterates over.
+
+Notation (spec §1): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the Jacobian is returned as
+``(b, m, d)`` (rows = gradients of the constraint components).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["LogisticBlock", "QuadraticBlock", "log1pexp", "sigmoid"]
+
+
+def log1pexp(z: np.ndarray) -> np.ndarray:
+    """``log(1 + e^z)`` without overflow (spec §2.4)."""
+    return np.logaddexp(0.0, z)
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """``1/(1+e^-z)`` in the stable tanh form."""
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@dataclass(frozen=True)
+class QuadraticBlock:
+    """``f(w) = ½ wᵀA w + bᵀw`` and ``c_k(w) = ½ wᵀH_k w + g_kᵀw + r_k``.
+
+    ``A``: (b, d, d) or None (f ≡ 0); ``bvec``: (b, d) or None; ``H``: (b, m, d, d) or None
+    (linear constraints, as in the LCQP (86)); ``G``: (b, m, d); ``r``: (b, m).
+    ``equality`` marks ``c(w) = 0`` constraints (LCQP) instead of ``c(w) <= 0``.
+    """
+
+    d: int
+    A: np.ndarray | None
+    bvec: np.ndarray | None
+    H: np.ndarray | None
+    G: np.ndarray
+    r: np.ndarray
+    equality: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.G.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.G.shape[1]
+
+    @property
+    def quadratic_merit(self) -> bool:
+        """P_{i,k} is quadratic (exact subproblem solves): linear equality constraints."""
+        return self.H is None and self.equality
+
+    @property
+    def convex_constraints(self) -> bool:
+        return True
+
+    def take(self, j: int) -> QuadraticBlock:
+        s = slice(j, j + 1)
+        return QuadraticBlock(self.d, None if self.A is None else self.A[s],
+                              None if self.bvec is None else self.bvec[s],
+                              None if self.H is None else self.H[s], self.G[s], self.r[s],
+                              self.equality)
+
+    def f(self, W: np.ndarray) -> np.ndarray:
+        out = np.zeros(W.shape[0])
+        if self.A is not None:
+            out += 0.5 * np.einsum("bi,bij,bj->b", W, self.A, W)
+        if self.bvec is not None:
+            out += np.einsum("bi,bi->b", self.bvec, W)
+        return out
+
+    def grad_f(self, W: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(W)
+        if self.A is not None:
+            out += np.einsum("bij,bj->bi", self.A, W)
+        if self.bvec is not None:
+            out += self.bvec
+        return out
+
+    def hess_f(self, W: np.ndarray) -> np.ndarray:
+        if self.A is None:
+            return np.zeros((W.shape[0], self.d, self.d))
+        return self.A.copy()
+
+    def c(self, W: np.ndarray) -> np.ndarray:
+        out = np.einsum("bkd,bd->bk", self.G, W) + self.r
+        if self.H is not None:
+            out += 0.5 * np.einsum("bi,bkij,bj->bk", W, self.H, W)
+        return out
+
+    def jac_c(self, W: np.ndarray) -> np.ndarray:
+        out = self.G.copy()
+        if self.H is not None:
+            out = out + np.einsum("bkij,bj->bki", self.H, W)
+        return out
+
+    def hess_c_weighted(self, W: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """``sum_k a_k ∇²c_k(W)``, shape (b, d, d)."""
+        if self.H is None:
+            return np.zeros((W.shape[0], self.d, self.d))
+        return np.einsum("bk,bkij->bij", a, self.H)
+
+
+@dataclass(frozen=True)
+class LogisticBlock:
+    """Weighted logistic losses: ``f(w) = sum_j fw_j phi_j(w)``, ``c(w) = G phi(w) - r``.
+
+    ``phi_j(w) = -y_j wᵀx_j + log(1 + e^{wᵀx_j})`` (31). Rows ``X``: (b, M, d), labels ``y``:
+    (b, M) in {0, 1}, objective weights ``fw``: (b, M), constraint weights ``Gw``: (b, m, M),
+    thresholds ``r``: (b, m). Neyman-Pearson (30): ``fw = 1/(n m_i0)`` on class-0 rows and one
+    constraint with weights ``1/m_i1`` on class-1 rows. Fairness (32): ``fw = 1/N_tot`` and two
+    constraints ``±(L_0 - L_1) - r`` (a difference of convex functions).
+    """
+
+    d: int
+    X: np.ndarray
+    y: np.ndarray
+    fw: np.ndarray
+    Gw: np.ndarray
+    r: np.ndarray
+    equality: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.Gw.shape[1]
+
+    @property
+    def quadratic_merit(self) -> bool:
+        return False
+
+    @property
+    def convex_constraints(self) -> bool:
+        """Nonnegative constraint weights make each c_k a positive sum of convex losses."""
+        return bool(np.all(self.Gw >= 0))
+
+    def take(self, j: int) -> LogisticBlock:
+        s = slice(j, j + 1)
+        return LogisticBlock(self.d, self.X[s], self.y[s], self.fw[s], self.Gw[s], self.r[s])
+
+    def _z(self, W: np.ndarray) -> np.ndarray:
+        return np.einsum("bmd,bd->bm", self.X, W)
+
+    def phi(self, W: np.ndarray) -> np.ndarray:
+        z = self._z(W)
+        return log1pexp(z) - self.y * z
+
+    def _dphi(self, z: np.ndarray) -> np.ndarray:
+        return sigmoid(z) - self.y
+
+    @staticmethod
+    def _d2phi(z: np.ndarray) -> np.ndarray:
+        s = sigmoid(z)
+        return s * (1.0 - s)
+
+    def f(self, W: np.ndarray) -> np.ndarray:
+        return np.einsum("bm,bm->b", self.fw, self.phi(W))
+
+    def grad_f(self, W: np.ndarray) -> np.ndarray:
+        z = self._z(W)
+        return np.einsum("bm,bmd->bd", self.fw * self._dphi(z), self.X)
+
+    def hess_f(self, W: np.ndarray) -> np.ndarray:
+        z = self._z(W)
+        return np.einsum("bmi,bm,bmj->bij", self.X, self.fw * self._d2phi(z), self.X)
+
+    def c(self, W: np.ndarray) -> np.ndarray:
+        return np.einsum("bkm,bm->bk", self.Gw, self.phi(W)) - self.r
+
+    def jac_c(self, W: np.ndarray) -> np.ndarray:
+        z = self._z(W)
+        return np.einsum("bkm,bm,bmd->bkd", self.Gw, self._dphi(z), self.X)
+
+    def hess_c_weighted(self, W: np.ndarray, a: np.ndarray) -> np.ndarray:
+        z = self._z(W)
+        v = np.einsum("bk,bkm->bm", a, self.Gw) * self._d2phi(z)
+        return np.einsum("bmi,bm,bmj->bij", self.X, v, self.X)

@@ -1,0 +1,120 @@
+"""Hyperparameters of Algorithms 1-3 and the reference-code departures as named flags.
+
+``ProxALConfig()`` is the paper's algorithm (spec constrfl.md §2); every departure of the
+reference code PL97/Constr_FL (spec §9.1, D1-D14) is a flag whose default is the paper.
+``reference_flags(problem)`` switches on the ones the reference script of that problem uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from repro.core.validation import check_choice, check_range
+
+__all__ = ["ProxALConfig", "reference_flags"]
+
+
+@dataclass(frozen=True)
+class ProxALConfig:
+    """Inputs of Algorithm 1 (eps1, eps2, s_bar, beta), Algorithm 2 (q, rho) and the flags.
+
+    Attributes
+    ----------
+    beta, s_bar, rho, q, eps1, eps2 : the paper's inputs; ``tau_k = s_bar / (k+1)^2``.
+    k_max, t_max : safety caps on outer / ADMM iterations (not in the paper, spec §2.6).
+    solver : subproblem solver, ``"auto"`` picks exact (quadratic P), Newton (convex c) or
+        L-BFGS-B (nonconvex c), spec §2.4.
+    solver_tol_factor : the client/server tolerance is ``solver_tol_factor * eps_{t+1}``
+        (1 = paper; the reference scripts use 1e-2 (NP) / 1e-4 (fairness), D5).
+    solver_tol_floor : the tolerance is at least this (theory checks use a tiny factor and a
+        1e-14 floor for "exact" inner solves).
+    cprox_tol_factor : cProx-AL subproblem tolerance factor on tau_k (1 = paper; D14).
+    eps_floor : reference scripts use ``eps_{t+1} = max(eps_floor, q^t)`` (0 = paper, D6).
+    admm_init : ``"wk"`` (paper, Remark 4.2a) or ``"w0"`` (reference NP script, D1).
+    epst_lambda : (22) with ``"old"`` lambda^t (paper) or ``"new"`` lambda^{t+1} (D2).
+    epst_u : (22) with ``"old"`` u^t (paper) or ``"new"`` u^{t+1} (LCQP script, D3).
+    stop_server_term : the server term of (23): ``"bound"`` q^t (literal paper), ``"measured"``
+        the achieved server residual (spec §2.5, default), ``"none"`` (reference NP/LCQP, D4).
+    prox_den : prox weight per party is ``1/(prox_den_offset + n) / beta``; ``1`` = paper
+        (n+1 parties), ``2`` = reference LCQP script ``1/((n+2) beta)`` (D11).
+    server_as_client : the reference LCQP script also runs the server slot as an ADMM client
+        (D13).
+    mu0_from_cprox : the reference LCQP script starts Algorithm 1 from cProx-AL's final
+        multipliers (D12).
+    cprox_tau_in_stop : cProx-AL's stop test with the ``beta tau_k`` term (paper) or without
+        it (reference LCQP, D14).
+    """
+
+    beta: float = 10.0
+    s_bar: float = 0.1
+    rho: float = 1.0
+    q: float = 0.9
+    eps1: float = 1e-3
+    eps2: float = 1e-3
+    k_max: int = 10_001
+    t_max: int = 10_001
+    cprox_k_max: int = 10_001
+    solver: str = "auto"
+    solver_tol_factor: float = 1.0
+    cprox_tol_factor: float = 1.0
+    solver_tol_floor: float = 0.0
+    eps_floor: float = 0.0
+    admm_init: str = "wk"
+    epst_lambda: str = "old"
+    epst_u: str = "old"
+    stop_server_term: str = "measured"
+    prox_den_offset: int = 1
+    server_as_client: bool = False
+    mu0_from_cprox: bool = False
+    cprox_tau_in_stop: bool = True
+
+    def __post_init__(self) -> None:
+        check_range("beta", self.beta, low=0, low_open=True)
+        check_range("s_bar", self.s_bar, low=0, low_open=True)
+        check_range("rho", self.rho, low=0, low_open=True)
+        check_range("q", self.q, low=0, high=1, low_open=True, high_open=True)
+        check_range("eps1", self.eps1, low=0, high=1, low_open=True, high_open=True)
+        check_range("eps2", self.eps2, low=0, high=1, low_open=True, high_open=True)
+        for name in ("k_max", "t_max", "cprox_k_max"):
+            check_range(name, getattr(self, name), low=1)
+        check_range("solver_tol_factor", self.solver_tol_factor, low=0, low_open=True)
+        check_range("cprox_tol_factor", self.cprox_tol_factor, low=0, low_open=True)
+        check_range("solver_tol_floor", self.solver_tol_floor, low=0)
+        check_range("eps_floor", self.eps_floor, low=0, high=1, high_open=True)
+        check_choice("solver", self.solver, ("auto", "exact", "newton", "lbfgsb"))
+        check_choice("admm_init", self.admm_init, ("wk", "w0"))
+        check_choice("epst_lambda", self.epst_lambda, ("old", "new"))
+        check_choice("epst_u", self.epst_u, ("old", "new"))
+        check_choice("stop_server_term", self.stop_server_term, ("bound", "measured", "none"))
+        check_choice("prox_den_offset", self.prox_den_offset, (1, 2))
+
+    def tau(self, k: int) -> float:
+        """Line 2 of Algorithm 1: ``tau_k = s_bar / (k+1)^2``."""
+        return self.s_bar / (k + 1) ** 2
+
+    def inner_tol(self, eps: float) -> float:
+        """Tolerance handed to the subproblem solvers for ``eps_{t+1}``."""
+        return max(self.solver_tol_floor, self.solver_tol_factor * eps)
+
+    def replace(self, **changes) -> ProxALConfig:
+        return dataclasses.replace(self, **changes)
+
+
+_REFERENCE = {
+    # Spec §9.1: ref-mode = {D1, D2, D4, D5, D6, D7, D8} for NP.
+    "np": dict(admm_init="w0", epst_lambda="new", stop_server_term="none",
+               solver_tol_factor=1e-2, cprox_tol_factor=1e-3, eps_floor=1e-10),
+    # {D5, D6, D7, D9} for fairness (D9 is a hyperparameter set, chosen by the experiment).
+    "fairness": dict(solver_tol_factor=1e-4, cprox_tol_factor=1e-4, eps_floor=1e-10,
+                     stop_server_term="bound"),
+    # {D3, D4, D10-D14} for the LCQP (D10 is the instance generator).
+    "lcqp": dict(epst_u="new", stop_server_term="none", prox_den_offset=2,
+                 server_as_client=True, mu0_from_cprox=True, cprox_tau_in_stop=False),
+}
+
+
+def reference_flags(problem: str) -> dict:
+    """The reference script's departures for ``problem`` in {"np", "fairness", "lcqp"}."""
+    check_choice("problem", problem, tuple(_REFERENCE))
+    return dict(_REFERENCE[problem])

@@ -1,0 +1,60 @@
+"""Registration of the constrfl experiments (Tables 1-4, Figures 1-2)."""
+
+from __future__ import annotations
+
+from repro.constrfl import exp_fair, exp_lcqp, exp_np
+from repro.core.experiment import Experiment
+from repro.core.registry import register
+
+PAPER = "003_733a787503856876.txt"
+NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),
+           ("adult", "adult.data"), ("uci_monks", "monks-1.train"), ("uci_monks", "monks-1.test"))
+
+TABLE4 = register(Experiment(
+    name="constrfl.table4",
+    title="Table 4: LCQP (86), Algorithm 1 vs cProx-AL, reference and paper modes",
+    paper=PAPER, cells=exp_lcqp.cells, run_cell=exp_lcqp.run_cell, render=exp_lcqp.render,
+    scales=("smoke", "paper"), cost={"smoke": "10 s", "paper": "20 min"},
+    reported=("constrfl_table4",), reproduce=exp_lcqp.reproduce, claims=exp_lcqp.CLAIMS))
+
+
+TABLE1 = register(Experiment(
+    name="constrfl.table1",
+    title="Table 1: Neyman-Pearson classification, Algorithm 1 vs cProx-AL",
+    paper=PAPER, cells=exp_np.cells, run_cell=exp_np.run_cell, render=exp_np.render,
+    scales=("smoke", "paper"), cost={"smoke": "1 min", "paper": "10-25 CPU-hours"},
+    data=NP_DATA, reported=("constrfl_table1",), reproduce=exp_np.reproduce,
+    claims=exp_np.CLAIMS))
+
+TABLE3 = register(Experiment(
+    name="constrfl.table3",
+    title="Table 3: data set sizes after the n = 5 split and feature dimensions",
+    paper=PAPER, cells=exp_np.table3_cells, run_cell=exp_np.table3_run,
+    render=exp_np.table3_render, scales=("smoke", "paper"),
+    cost={"smoke": "5 s", "paper": "5 s"}, data=NP_DATA, reported=("constrfl_table3",),
+    reproduce=exp_np.table3_reproduce))
+
+FIG1 = register(Experiment(
+    name="constrfl.fig1",
+    title="Figure 1: per-client objective and feasibility along Algorithm 1 (NP, n = 5)",
+    paper=PAPER, cells=exp_np.fig_cells, run_cell=exp_np.run_cell, render=exp_np.fig1_render,
+    scales=("smoke", "paper"), cost={"smoke": "20 s", "paper": "1-2 CPU-hours"},
+    data=NP_DATA, claims=exp_np.FIG1_CLAIMS))
+
+ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
+
+TABLE2 = register(Experiment(
+    name="constrfl.table2",
+    title="Table 2: fairness-constrained classification (adult-b), both hyperparameter sets",
+    paper=PAPER, cells=exp_fair.cells, run_cell=exp_fair.run_cell, render=exp_fair.render,
+    scales=("smoke", "paper"), cost={"smoke": "3 min", "paper": "> 100 CPU-hours"},
+    data=ADULT_DATA, reported=("constrfl_table2",), reproduce=exp_fair.reproduce,
+    claims=exp_fair.CLAIMS))
+
+FIG2 = register(Experiment(
+    name="constrfl.fig2",
+    title="Figure 2: local objectives and disparities along Algorithm 1 (adult-b)",
+    paper=PAPER, cells=exp_fair.fig_cells, run_cell=exp_fair.run_cell,
+    render=exp_fair.fig2_render, scales=("smoke", "paper"),
+    cost={"smoke": "1 min", "paper": "5-15 CPU-hours"}, data=ADULT_DATA,
+    claims=exp_fair.FIG2_CLAIMS))

@@ -1,0 +1,84 @@
+"""The local merit functions P_{i,k} of (13)-(14), their gradient (50) and generalized Hessian.
+
+For party i at outer iteration k (prox centre ``w^k``, multipliers ``mu_i^k``, penalty beta)::
+
+    P_{i,k}(w) = f_i(w) + (1/(2 beta)) (||[mu_i + beta c_i(w)]_+||^2 - ||mu_i||^2)
+                 + (prox/2) ||w - w^k||^2                                            (13)-(14)
+    grad P_{i,k}(w) = grad f_i(w) + grad c_i(w) [mu_i + beta c_i(w)]_+ + prox (w - w^k)     (50)
+
+with ``prox = 1/((n+1) beta)`` in the paper (``1/((n+2) beta)`` in the reference LCQP script).
+For equality constraints (the LCQP (86)) ``[.]_+`` is dropped (standard equality AL, spec §4.3).
+The generalized Hessian (spec §2.4) is
+``∇²f + sum_j a_j ∇²c_j + beta sum_{j active} ∇c_j ∇c_jᵀ + prox I`` with ``a = [mu + beta c]_+``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Merit", "multiplier_update"]
+
+
+def _plus(block, s: np.ndarray) -> np.ndarray:
+    return s if block.equality else np.maximum(s, 0.0)
+
+
+def multiplier_update(block, mu: np.ndarray, W: np.ndarray, beta: float) -> np.ndarray:
+    """Lines 5 and 7 of Algorithm 1: ``mu^{k+1} = [mu^k + beta c(w^{k+1})]_+``."""
+    return _plus(block, mu + beta * block.c(W))
+
+
+@dataclass(frozen=True)
+class Merit:
+    """P_{i,k} of the parties of ``block`` for fixed ``(mu (b, m), center (d,), beta, prox)``."""
+
+    block: object
+    mu: np.ndarray
+    center: np.ndarray
+    beta: float
+    prox: float
+
+    def _s(self, W: np.ndarray) -> np.ndarray:
+        return self.mu + self.beta * self.block.c(W)
+
+    def value(self, W: np.ndarray) -> np.ndarray:
+        a = _plus(self.block, self._s(W))
+        al = (np.sum(a * a, axis=1) - np.sum(self.mu * self.mu, axis=1)) / (2 * self.beta)
+        dw = W - self.center
+        return self.block.f(W) + al + 0.5 * self.prox * np.sum(dw * dw, axis=1)
+
+    def grad(self, W: np.ndarray) -> np.ndarray:
+        a = _plus(self.block, self._s(W))
+        return (self.block.grad_f(W) + np.einsum("bkd,bk->bd", self.block.jac_c(W), a)
+                + self.prox * (W - self.center))
+
+    def hess(self, W: np.ndarray) -> np.ndarray:
+        s = self._s(W)
+        a = _plus(self.block, s)
+        J = self.block.jac_c(W)
+        active = np.ones_like(s) if self.block.equality else (s > 0).astype(float)
+        H = (self.block.hess_f(W) + self.block.hess_c_weighted(W, a)
+             + self.beta * np.einsum("bki,bk,bkj->bij", J, active, J))
+        H[:, np.arange(W.shape[1]), np.arange(W.shape[1])] += self.prox
+        return H
+
+    def quadratic_form(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(Q, p)`` with ``P(w) = ½wᵀQw + pᵀw + const`` (linear equality constraints only).
+
+        ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (spec §4.3).
+        """
+        blk = self.block
+        if not blk.quadratic_merit:
+            raise ValueError("quadratic_form needs linear equality constraints")
+        b, d = blk.size, blk.d
+        Q = self.beta * np.einsum("bki,bkj->bij", blk.G, blk.G)
+        if blk.A is not None:
+            Q = Q + blk.A
+        Q[:, np.arange(d), np.arange(d)] += self.prox
+        p = (np.einsum("bkd,bk->bd", blk.G, self.mu + self.beta * blk.r)
+             - self.prox * np.broadcast_to(self.center, (b, d)))
+        if blk.bvec is not None:
+            p = p + blk.bvec
+        return Q, p

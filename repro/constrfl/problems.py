@@ -1,0 +1,201 @@
+"""Problem (5) instances: one server block (c_0, no objective) and client blocks (f_i, c_i).
+
+* :func:`lcqp_reference` / :func:`lcqp_paper`: the equality-constrained QP (86), App. E.2, with
+  the reference generator that reproduces Table 4 (spec §4.3) and the paper's wording (D10);
+* :func:`neyman_pearson`: (30)-(31) from client class-0 / class-1 row arrays;
+* :func:`fairness`: (32) from client row arrays and the server's rows;
+* :func:`qp_ball`, :func:`np_small`: the theory instances of spec §8.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from repro.constrfl.blocks import LogisticBlock, QuadraticBlock
+
+__all__ = ["Problem", "fairness", "lcqp_paper", "lcqp_reference", "neyman_pearson",
+           "np_small", "qp_ball", "unit_sphere_w0"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Server block (one party, f_0 ≡ 0) and client blocks (n parties in all)."""
+
+    server: QuadraticBlock | LogisticBlock
+    clients: tuple
+
+    @property
+    def n(self) -> int:
+        return sum(b.size for b in self.clients)
+
+    @property
+    def d(self) -> int:
+        return self.server.d
+
+    def objective(self, w: np.ndarray) -> float:
+        """``f(w) = sum_i f_i(w)``."""
+        return float(sum(b.f(np.broadcast_to(w, (b.size, w.size))).sum() for b in self.clients))
+
+    def constraints(self, w: np.ndarray) -> list[np.ndarray]:
+        """``[c_0(w), c_1(w), ...]`` (each of length m_i)."""
+        out = [self.server.c(w[None])[0]]
+        for b in self.clients:
+            out.extend(b.c(np.broadcast_to(w, (b.size, w.size))))
+        return out
+
+
+def unit_sphere_w0(d: int, seed: int) -> np.ndarray:
+    """Reference rule for w^0 (A3, D7): ``RandomState(seed).rand(d)``, normalised."""
+    v = np.random.RandomState(seed).rand(d)
+    return v / np.linalg.norm(v)
+
+
+def _lcqp(A, B, C, D, equality=True) -> Problem:
+    """Parties in paper order from arrays whose LAST slot is the server (reference layout)."""
+    n = A.shape[0] - 1
+    d = A.shape[1]
+    server = QuadraticBlock(d, None, None, None, C[None, :, :, n], D[None, :, n], equality)
+    clients = QuadraticBlock(d, A[:n], B[:, :n].T.copy(), None,
+                             np.moveaxis(C[:, :, :n], 2, 0).copy(), D[:, :n].T.copy(), equality)
+    return Problem(server, (clients,))
+
+
+def lcqp_reference(d: int, n: int, m: int, seed: int = 10) -> Problem:
+    """The reference script's generator of (86) (spec §4.3), reproducing Table 4 exactly.
+
+    One ``RandomState(10)`` per (d, n, m~); n+1 slots, clients first and the server LAST; per
+    slot ``eig = 0.5 + 0.5 rand(d)``, a shuffle of ``range(d)`` whose result is unused (it
+    consumes draws), ``U`` = left singular vectors of ``randn(d, d)``, ``A = U diag(eig) Uᵀ``;
+    then ``A_0 = 0``; ``b`` = normalised columns of ``randn(d, n+1)`` with ``b_0 = 0``;
+    ``C ~ N(0, 1/d)`` of shape (m~, d, n+1); ``d_i`` normalised columns of ``randn(m~, n+1)``
+    with ``d_0 = 0`` (the paper puts d_0 on the sphere, D10).
+    """
+    rs = np.random.RandomState(seed)
+    A = np.empty((n + 1, d, d))
+    for j in range(n + 1):
+        eig = 0.5 + 0.5 * rs.rand(d)
+        rs.shuffle(list(range(d)))
+        U = np.linalg.svd(rs.randn(d, d))[0]
+        A[j] = (U * eig) @ U.T
+    A[n] = 0.0
+    B = rs.randn(d, n + 1)
+    B /= np.linalg.norm(B, axis=0)
+    B[:, n] = 0.0
+    C = rs.normal(0.0, 1.0 / np.sqrt(d), size=(m, d, n + 1))
+    D = rs.randn(m, n + 1)
+    D /= np.linalg.norm(D, axis=0)
+    D[:, n] = 0.0
+    return _lcqp(A, B, C, D)
+
+
+def lcqp_paper(d: int, n: int, m: int, rng: np.random.Generator) -> Problem:
+    """(86) as App. E.2 words it: ``A_i = U_i D_i U_iᵀ`` (D_i ~ U[0.5, 1], U_i orthogonal),
+    ``C_i ~ N(0, 1/d)``, b_i (i >= 1) and d_i (i >= 0, server included) on the unit sphere."""
+    A = np.empty((n + 1, d, d))
+    for j in range(n):
+        U = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        A[j] = (U * rng.uniform(0.5, 1.0, d)) @ U.T
+    A[n] = 0.0
+    B = rng.standard_normal((d, n + 1))
+    B /= np.linalg.norm(B, axis=0)
+    B[:, n] = 0.0
+    C = rng.normal(0.0, 1.0 / np.sqrt(d), size=(m, d, n + 1))
+    D = rng.standard_normal((m, n + 1))
+    D /= np.linalg.norm(D, axis=0)
+    return _lcqp(A, B, C, D)
+
+
+def _null_server(d: int) -> QuadraticBlock:
+    """m_0 = 0: P_{0,k} is the prox term only (closed-form server step, spec §2.4)."""
+    return QuadraticBlock(d, None, None, None, np.zeros((1, 0, d)), np.zeros((1, 0)), True)
+
+
+def neyman_pearson(X0: np.ndarray, X1: np.ndarray, r: float = 0.2) -> Problem:
+    """(30)-(31): client i minimises its class-0 mean loss / n subject to its class-1 mean loss
+    ``<= r``. ``X0``: (n, m0, d) class-0 rows, ``X1``: (n, m1, d) class-1 rows; no global
+    constraint."""
+    n, m0, d = X0.shape
+    m1 = X1.shape[1]
+    X = np.concatenate([X0, X1], axis=1)
+    y = np.concatenate([np.zeros((n, m0)), np.ones((n, m1))], axis=1)
+    fw = np.concatenate([np.full((n, m0), 1.0 / (n * m0)), np.zeros((n, m1))], axis=1)
+    Gw = np.concatenate([np.zeros((n, 1, m0)), np.full((n, 1, m1), 1.0 / m1)], axis=2)
+    clients = LogisticBlock(d, X, y, fw, Gw, np.full((n, 1), r))
+    return Problem(_null_server(d), (clients,))
+
+
+def _disparity_weights(sex: np.ndarray) -> np.ndarray:
+    """(b, 2, M) weights of ``L_0 - L_1`` and ``L_1 - L_0`` (group means over all rows)."""
+    g0 = (sex == 0) / np.maximum((sex == 0).sum(axis=-1, keepdims=True), 1)
+    g1 = (sex == 1) / np.maximum((sex == 1).sum(axis=-1, keepdims=True), 1)
+    return np.stack([g0 - g1, g1 - g0], axis=-2)
+
+
+def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
+             r: float = 0.1) -> Problem:
+    """(32): client i minimises ``(1/N_tot) sum_j phi`` over its rows subject to
+    ``|L_{i,0} - L_{i,1}| <= r`` (two constraints); the server has the same constraint on its
+    rows and no objective. The sensitive attribute is the LAST feature column (spec §4.2)."""
+    n, M, d = Xc.shape
+    clients = LogisticBlock(d, Xc, yc.astype(float), np.full((n, M), 1.0 / (n * M)),
+                            _disparity_weights(Xc[..., -1]), np.full((n, 2), r))
+    server = LogisticBlock(d, Xs[None], ys[None].astype(float), np.zeros((1, len(ys))),
+                           _disparity_weights(Xs[None, :, -1]), np.full((1, 2), r))
+    return Problem(server, (clients,))
+
+
+def qp_ball(rng: np.random.Generator, d: int = 6, n: int = 3) -> Problem:
+    """QP-ball of spec §8.0: ``f_i = ½wᵀA_iw + b_iᵀw``, ``b_i = -3 g/||g||``; local
+    ``c_i = (a_iᵀw - 0.1, ||w - z_i||^2 - 1)`` (a_i unit, ||z_i|| = 0.5); global
+    ``c_0 = ||w||^2 - 1`` (Remark 4.1). w = 0 is strictly feasible."""
+    A = np.empty((n, d, d))
+    for i in range(n):
+        U = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        A[i] = (U * rng.uniform(0.5, 1.0, d)) @ U.T
+    g = rng.standard_normal((n, d))
+    b = -3.0 * g / np.linalg.norm(g, axis=1, keepdims=True)
+    a = rng.standard_normal((n, d))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    z = rng.standard_normal((n, d))
+    z *= 0.5 / np.linalg.norm(z, axis=1, keepdims=True)
+    eye = np.eye(d)
+    H = np.zeros((n, 2, d, d))
+    H[:, 1] = 2 * eye
+    G = np.stack([a, -2 * z], axis=1)
+    r = np.stack([np.full(n, -0.1), np.sum(z * z, axis=1) - 1.0], axis=1)
+    clients = QuadraticBlock(d, A, b, H, G, r)
+    server = QuadraticBlock(d, None, None, (2 * eye)[None, None], np.zeros((1, 1, d)),
+                            np.full((1, 1), -1.0))
+    return Problem(server, (clients,))
+
+
+def np_small(rng: np.random.Generator, d: int = 5, n: int = 3, m: int = 30) -> Problem:
+    """NP-small (spec §8.0): Gaussian features, class means ±0.5 u, m rows per class and client.
+
+    Thresholds ``r_i = 1.05 x`` client i's class-1 loss at the pooled logistic-regression fit
+    ``w_lr`` (both classes): ``w_lr`` is strictly feasible (Slater) and the class-0 objective
+    pushes the class-1 losses up, so the constraints are active. (The spec's ``0.8 x`` the value
+    at the minimiser of f gave infeasible instances; docs/deviations.md.)
+    """
+    import scipy.optimize
+
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    X0 = rng.standard_normal((n, m, d)) - 0.5 * u
+    X1 = rng.standard_normal((n, m, d)) + 0.5 * u
+    base = neyman_pearson(X0, X1, r=0.0)
+    blk = base.clients[0]
+
+    def fg(w):
+        W = np.broadcast_to(w, (n, d))
+        c = blk.c(W)[:, 0]
+        return (float(blk.f(W).sum() * n + c.sum()),
+                blk.grad_f(W).sum(axis=0) * n + blk.jac_c(W)[:, 0].sum(axis=0))
+
+    w_lr = scipy.optimize.minimize(fg, np.zeros(d), jac=True, method="L-BFGS-B",
+                                   options={"gtol": 1e-12, "ftol": 0.0}).x
+    loss1 = blk.c(np.broadcast_to(w_lr, (n, d)))[:, 0]
+    clients = LogisticBlock(d, blk.X, blk.y, blk.fw, blk.Gw, (1.05 * loss1)[:, None])
+    return Problem(base.server, (clients,))

@@ -1,0 +1,135 @@
+"""Post-processing baselines on pooled FedBCD scores (spec ``fairvfl.md`` §4.2-4.4).
+
+Both are functions ``(z_train, y_train, s_train, z_test, s_test, seed) -> (yhat_test,
+p_tilde_test)`` with ``y`` in {-1, +1}, ``s`` True = group a, fitted on the training split
+(§11 A9) and applied to the test split. ``p_tilde`` is the post-processed probability of the
+label ``+1``-side decision used by the loss-based DEO (``-log p_tilde`` on positives, §6).
+
+- ``eo_postprocess``: Hardt, Price & Srebro (2016), [C] ref [10]: the derived predictor
+  ``P(Y~ = 1 | Yhat, A)`` minimizing the training error subject to equalized odds (primary,
+  §11 A7) or equal opportunity (``constraint="opportunity"``). An LP in 4 variables solved
+  exactly by HiGHS.
+- ``ceo_postprocess``: Pleiss et al. (2017), [C] ref [19]: calibrated equalized odds with
+  the ``"fnr"`` cost (primary, §11 A8), ``"fpr"`` or ``"weighted"`` (AIF360's default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.special import expit
+
+from repro.core.validation import check_choice
+
+TEST_SEED_OFFSET = 10_000  # §4.2: Generator(PCG64(seed_run + 10_000)) for test-time draws
+
+
+@dataclass(frozen=True)
+class EOProgram:
+    """The LP ``min c^T p  s.t.  A_eq p = 0,  0 <= p <= 1`` over
+    ``p = (p_1a, p_0a, p_1b, p_0b)``, ``p_{yhat,g} = P(Y~ = 1 | Yhat = yhat, A = g)``."""
+
+    c: np.ndarray
+    A_eq: np.ndarray
+    constant: float  # objective = constant + c^T p (the training error rate)
+
+
+def _rates(yhat01: np.ndarray, Y01: np.ndarray, mask: np.ndarray):
+    pos, neg = mask & (Y01 == 1), mask & (Y01 == 0)
+    P, N = pos.sum(), neg.sum()
+    if P == 0 or N == 0:
+        raise ValueError("each group needs both labels to fit the EO post-processor")
+    return P, N, yhat01[pos].mean(), yhat01[neg].mean()
+
+
+def eo_program(yhat01, Y01, a_mask, constraint: str = "odds") -> EOProgram:
+    """Build the Hardt et al. LP (§4.2). Error = sum_g [P_g (1 - TPR~_g) + N_g FPR~_g] / n with
+    ``TPR~_g = p_1g TPR_g + p_0g (1 - TPR_g)``, ``FPR~_g = p_1g FPR_g + p_0g (1 - FPR_g)``."""
+    check_choice("constraint", constraint, ("odds", "opportunity"))
+    yhat01, Y01 = np.asarray(yhat01), np.asarray(Y01)
+    n = len(Y01)
+    c, const, tpr_rows, fpr_rows = np.zeros(4), 0.0, np.zeros(4), np.zeros(4)
+    for j, (mask, sign) in enumerate(((a_mask, 1.0), (~a_mask, -1.0))):
+        P, N, tpr, fpr = _rates(yhat01, Y01, mask)
+        const += P / n
+        c[2 * j] += (-P * tpr + N * fpr) / n
+        c[2 * j + 1] += (-P * (1 - tpr) + N * (1 - fpr)) / n
+        tpr_rows[2 * j:2 * j + 2] = sign * np.array([tpr, 1 - tpr])
+        fpr_rows[2 * j:2 * j + 2] = sign * np.array([fpr, 1 - fpr])
+    A = np.stack([tpr_rows, fpr_rows]) if constraint == "odds" else tpr_rows[None, :]
+    return EOProgram(c, A, const)
+
+
+def solve_eo_program(prog: EOProgram) -> tuple[np.ndarray, float]:
+    """Exact LP solution with HiGHS; returns ``(p, training error)``."""
+    res = linprog(prog.c, A_eq=prog.A_eq, b_eq=np.zeros(len(prog.A_eq)), bounds=[(0, 1)] * 4,
+                  method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"EO linear program failed: {res.message}")
+    return res.x, float(prog.constant + res.fun)
+
+
+def _labels01(y) -> np.ndarray:
+    return (np.asarray(y) == 1).astype(np.int64)
+
+
+def eo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
+                   constraint: str = "odds"):
+    """Hardt et al. derived predictor (§4.2). Test decisions ``Y~ ~ Bernoulli(p_{Yhat,A})``
+    drawn with ``Generator(PCG64(seed + 10_000))``; score-flip convention
+    ``p~ = p`` if the decision is kept, ``1 - p`` if flipped (§11 A10)."""
+    s_train, s_test = np.asarray(s_train, bool), np.asarray(s_test, bool)
+    prog = eo_program((np.asarray(z_train) >= 0).astype(int), _labels01(y_train), s_train,
+                      constraint)
+    p, _ = solve_eo_program(prog)
+    yhat = (np.asarray(z_test) >= 0).astype(int)
+    group = np.where(s_test, 0, 1)
+    prob_one = p[2 * group + (1 - yhat)]  # index (yhat=1 -> p_1g, yhat=0 -> p_0g)
+    rng = np.random.Generator(np.random.PCG64(seed + TEST_SEED_OFFSET))
+    ytilde = (rng.random(len(yhat)) < prob_one).astype(int)
+    score = expit(np.asarray(z_test, dtype=np.float64))
+    p_tilde = np.where(ytilde == yhat, score, 1.0 - score)
+    return np.where(ytilde == 1, 1, -1), p_tilde
+
+
+def ceo_mixing(h_train, Y01, a_mask, cost: str = "fnr") -> dict:
+    """Pleiss et al. calibrated equalized odds: the group ``g_lo`` with the lower generalized
+    cost, its mixing rate ``alpha`` and the training base rates (§4.3)."""
+    check_choice("cost", cost, ("fnr", "fpr", "weighted"))
+    out = {}
+    for name, mask in (("a", a_mask), ("b", ~a_mask)):
+        mu = Y01[mask].mean()
+        c_fn = (1 - h_train[mask & (Y01 == 1)]).mean()
+        c_fp = h_train[mask & (Y01 == 0)].mean()
+        if cost == "fnr":
+            C, C_mu = c_fn, 1 - mu
+        elif cost == "fpr":
+            C, C_mu = c_fp, mu
+        else:
+            C, C_mu = 0.5 * c_fp * (1 - mu) + 0.5 * c_fn * mu, mu * (1 - mu)
+        out[name] = {"mu": float(mu), "C": float(C), "C_mu": float(C_mu)}
+    lo, hi = ("a", "b") if out["a"]["C"] <= out["b"]["C"] else ("b", "a")
+    denom = out[lo]["C_mu"] - out[lo]["C"]
+    alpha = 0.0 if denom == 0 else (out[hi]["C"] - out[lo]["C"]) / denom
+    return {"groups": out, "lo": lo, "alpha": float(np.clip(alpha, 0.0, 1.0))}
+
+
+def ceo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
+                    cost: str = "fnr"):
+    """Calibrated equalized odds (§4.3): ``floor(alpha n_test(g_lo))`` test samples of
+    ``g_lo``, chosen with ``Generator(PCG64(seed + 10_000))``, get the training base rate
+    ``mu_{g_lo}`` as score; decisions ``1[h~ >= 1/2]``."""
+    s_train, s_test = np.asarray(s_train, bool), np.asarray(s_test, bool)
+    h_train = expit(np.asarray(z_train, dtype=np.float64))
+    mix = ceo_mixing(h_train, _labels01(y_train), s_train, cost)
+    h = expit(np.asarray(z_test, dtype=np.float64))
+    lo_mask = s_test if mix["lo"] == "a" else ~s_test
+    idx = np.flatnonzero(lo_mask)
+    rng = np.random.Generator(np.random.PCG64(seed + TEST_SEED_OFFSET))
+    chosen = rng.choice(idx, size=int(np.floor(mix["alpha"] * len(idx))), replace=False)
+    h_tilde = h.copy()
+    h_tilde[chosen] = mix["groups"][mix["lo"]]["mu"]
+    yhat = np.where(h_tilde >= 0.5, 1, -1)
+    return yhat, h_tilde

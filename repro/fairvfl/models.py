@@ -1,0 +1,118 @@
+"""Per-party model blocks ``g_k(theta_k; X^k)`` (spec ``fairvfl.md`` §3).
+
+A block is bound to its party's feature matrix. It returns the contribution
+``u_k = g_k(theta_k; X^k)`` (float64 numpy, what is uploaded) and the vector-Jacobian product
+``sum_i nu_i dg_k(theta_k; X_i^k)/dtheta_k`` used by [J](12); the regularizer
+``mu theta_k`` is added by the party.
+
+- ``LinearBlock``: ``g_k = X^k theta_k`` ([C] §III-A, [J] §3.1), ``theta^(0) = 0``.
+- ``MLPBlock``: ``Linear(m_k, h1) -> ReLU -> Linear(h1, h2) -> ReLU -> Linear(h2, 1)`` ([J]
+  §5.1 "2 hidden layers"; widths and activation are §11 A15), PyTorch default init.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+class LinearBlock:
+    """``g_k(theta; X) = X theta``; ``X`` dense or scipy sparse (one-hot columns)."""
+
+    def __init__(self, X) -> None:
+        self.X = X
+        self.dim = X.shape[1]
+
+    def init(self, generator=None) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def forward(self, theta: np.ndarray, X=None) -> np.ndarray:
+        return np.asarray((self.X if X is None else X) @ theta, dtype=np.float64)
+
+    def vjp(self, theta: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        """``(X^k)^T nu = sum_i nu_i X_i^k`` (vectorized over samples)."""
+        return np.asarray(self.X.T @ nu, dtype=np.float64)
+
+    def vjp_loop(self, theta: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        """The same sum as a per-sample loop: the equality oracle of the tests and the bench."""
+        X = self.X.toarray() if sp.issparse(self.X) else self.X
+        out = np.zeros(self.dim)
+        for i in range(X.shape[0]):
+            out += nu[i] * X[i]
+        return out
+
+    @staticmethod
+    def sq_norm(theta: np.ndarray) -> float:
+        return float(theta @ theta)
+
+    @staticmethod
+    def to_numpy(theta) -> np.ndarray:
+        return np.asarray(theta, dtype=np.float64)
+
+
+class MLPBlock:
+    """A two-hidden-layer ReLU network per party; parameters are one flat torch vector."""
+
+    def __init__(self, X, widths: tuple[int, int] = (32, 32), dtype: str = "float64") -> None:
+        import torch
+
+        self.torch = torch
+        self.dtype = getattr(torch, dtype)
+        self.X = torch.as_tensor(np.asarray(X), dtype=self.dtype)
+        m = self.X.shape[1]
+        self.shapes = [(widths[0], m), (widths[0],), (widths[1], widths[0]), (widths[1],),
+                       (1, widths[1]), (1,)]
+        self.fan_in = [m, m, widths[0], widths[0], widths[1], widths[1]]
+        self.sizes = [int(np.prod(s)) for s in self.shapes]
+        self.dim = sum(self.sizes)
+
+    def init(self, generator) -> object:
+        """PyTorch's ``nn.Linear`` default: weights and biases ~ U(+-1/sqrt(fan_in))."""
+        torch = self.torch
+        parts = []
+        for size, fan_in in zip(self.sizes, self.fan_in, strict=True):
+            bound = 1.0 / np.sqrt(fan_in)
+            u = torch.rand(size, generator=generator, dtype=torch.float64)
+            parts.append(((2 * u - 1) * bound).to(self.dtype))
+        return torch.cat(parts)
+
+    def _net(self, theta, X):
+        torch = self.torch
+        p = torch.split(theta, self.sizes)
+        W = [t.reshape(s) for t, s in zip(p, self.shapes, strict=True)]
+        h = torch.relu(X @ W[0].T + W[1])
+        h = torch.relu(h @ W[2].T + W[3])
+        return (h @ W[4].T + W[5])[:, 0]
+
+    def forward(self, theta, X=None) -> np.ndarray:
+        torch = self.torch
+        Xt = self.X if X is None else torch.as_tensor(np.asarray(X), dtype=self.dtype)
+        with torch.no_grad():
+            return self._net(theta, Xt).double().numpy()
+
+    def vjp(self, theta, nu: np.ndarray):
+        """``sum_i nu_i d g(theta; X_i)/d theta`` by one reverse pass with cotangent ``nu``."""
+        torch = self.torch
+        th = theta.detach().requires_grad_(True)
+        out = self._net(th, self.X)
+        (g,) = torch.autograd.grad(out, th, grad_outputs=torch.as_tensor(nu, dtype=self.dtype))
+        return g
+
+    def vjp_loop(self, theta, nu: np.ndarray):
+        """Per-sample loop of the same sum (test oracle)."""
+        torch = self.torch
+        total = torch.zeros_like(theta)
+        for i in range(self.X.shape[0]):
+            th = theta.detach().requires_grad_(True)
+            out = self._net(th, self.X[i:i + 1])[0]
+            (g,) = torch.autograd.grad(out, th)
+            total += float(nu[i]) * g
+        return total
+
+    @staticmethod
+    def sq_norm(theta) -> float:
+        return float((theta.double() ** 2).sum())
+
+    @staticmethod
+    def to_numpy(theta) -> np.ndarray:
+        return theta.detach().double().numpy().copy()

@@ -1,0 +1,92 @@
+"""The Fair VFL objective on the training data, written once and used by every party.
+
+Spec ``fairvfl.md`` §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
+
+- logistic loss ``l(z, y) = log(1 + exp(-y z))`` and its derivative
+  ``o_i = dl/dz_i = -y_i sigmoid(-y_i z_i)``;
+- ``D(theta) = mean_{N^a} log(1 + e^{-z}) - mean_{N^b} log(1 + e^{-z})`` (Definition 1,
+  [J](2)), ``N^s = {i : s_i = s, y_i = +1}``;
+- weights of the masked message, [J](12): ``w_i = 1/n + (lam1 - lam2)/|N^a|`` on ``N^a``,
+  ``1/n - (lam1 - lam2)/|N^b|`` on ``N^b``, ``1/n`` elsewhere, so that
+  ``grad_k f = sum_i w_i o_i dg_k/dtheta_k + mu theta_k`` ([C](8) = [J](9));
+- dual gradient ``grad_lam f~ = (D - eps - c lam1, -D - eps - c lam2)`` ([C](7) = [J](8)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+
+@dataclass(frozen=True)
+class FairnessGroups:
+    """Label and group information: held by the server and the active parties only."""
+
+    y: np.ndarray  # {-1, +1}
+    in_a: np.ndarray  # bool, N^a membership (s = a and y = +1)
+    in_b: np.ndarray  # bool, N^b membership
+    coef: np.ndarray  # 1/|N^a| on N^a, -1/|N^b| on N^b, 0 elsewhere
+    _memo: tuple | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_labels(cls, y: np.ndarray, s: np.ndarray) -> FairnessGroups:
+        y = np.asarray(y, dtype=np.float64)
+        s = np.asarray(s, dtype=bool)
+        pos = y == 1
+        in_a, in_b = pos & s, pos & ~s
+        if not in_a.any() or not in_b.any():
+            raise ValueError("each group needs at least one positive sample (N^a, N^b nonempty)")
+        coef = in_a / in_a.sum() - in_b / in_b.sum()
+        return cls(y, in_a, in_b, coef)
+
+    @property
+    def n(self) -> int:
+        return len(self.y)
+
+    def weights(self, lam: np.ndarray) -> np.ndarray:
+        """[J](12) weights ``w(lam)``; exactly ``1/n`` everywhere when ``lam1 = lam2``."""
+        return 1.0 / self.n + float(lam[0] - lam[1]) * self.coef
+
+    def loss_derivative(self, z: np.ndarray) -> np.ndarray:
+        """``o_i = -y_i sigmoid(-y_i z_i)``."""
+        return -self.y * expit(-self.y * z)
+
+    def masked_message(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """``nu = w(lam) * o(z)``, [J](12).
+
+        Several active parties of one round receive the same broadcast object; the last
+        result is memoized on the identity of ``z`` (kept alive here, so its id cannot be
+        reused) and the value of ``lam``. Callers never mutate ``z`` or the result.
+        """
+        key = (float(lam[0]), float(lam[1]))
+        if self._memo is not None and self._memo[0] is z and self._memo[1] == key:
+            return self._memo[2]
+        nu = self.weights(lam) * self.loss_derivative(z)
+        object.__setattr__(self, "_memo", (z, key, nu))
+        return nu
+
+    def mean_loss(self, z: np.ndarray) -> float:
+        """``(1/n) sum_i log(1 + exp(-y_i z_i))`` (no regularizer)."""
+        return float(np.mean(softplus(-self.y * z)))
+
+    def deo_signed(self, z: np.ndarray) -> float:
+        """``D = l^a - l^b`` on the positives of each group (Definition 1); only the rows of
+        ``N^a`` and ``N^b`` are evaluated."""
+        return float(softplus(-z[self.in_a]).mean() - softplus(-z[self.in_b]).mean())
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    """``log(1 + e^x)`` computed stably (equals ``np.logaddexp(0, x)``, ~1.5x faster)."""
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0.0)
+
+
+def dual_gradient(d: float, lam: np.ndarray, eps: float, c: float) -> np.ndarray:
+    """``grad_lam f~_t = (-c lam1 + D - eps, -c lam2 - D - eps)``, [C](7) = [J](8)."""
+    return np.array([d - eps, -d - eps]) - c * np.asarray(lam, dtype=np.float64)
+
+
+def lagrangian(loss_reg: float, d: float, lam: np.ndarray, eps: float) -> float:
+    """``f(theta, lam) = L + lam1 (D - eps) - lam2 (D + eps)``, [C](5) = [J](6)."""
+    return float(loss_reg + lam[0] * (d - eps) - lam[1] * (d + eps))

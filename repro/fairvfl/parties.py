@@ -1,0 +1,121 @@
+"""The three roles of Fair VFL as separate objects (spec ``fairvfl.md`` §2.1-2.2).
+
+- ``Server`` ([C] Alg. 2, [J] Alg. 1): holds ``y, s, eps, beta, c_t`` and ``lam``; sums the
+  uploads into ``z``, broadcasts, takes the projected dual step [C](9) / [J](10).
+- ``ActiveParty`` ([C] Alg. 1, [J] Alg. 2): holds ``X^k`` and the labels/groups; takes
+  ``Q_k^(t)`` local steps [C](11) / [J](14) on the stale read
+  ``z~ = z^(t) - u_k^(t) + g_k(th)`` (own block fresh, others as of the round start).
+- ``PassiveParty`` ([J] Alg. 3): holds ``X^k`` only; one step along ``nu`` per round.
+
+Each party keeps the last ``INBOX_SIZE`` messages it received in ``inbox`` so tests can inspect
+payloads (bounded: a full history would hold T x n floats per party).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from repro.core.projections import nonneg_projection
+from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
+from repro.fairvfl.objective import FairnessGroups, dual_gradient
+
+INBOX_SIZE = 64
+
+
+class _Party:
+    def __init__(self, index: int, block, theta0, mu: float) -> None:
+        self.index = index
+        self.block = block
+        self.theta = theta0
+        self.mu = mu
+        self.u = block.forward(theta0)
+        self.inbox: deque = deque(maxlen=INBOX_SIZE)
+        self.last_increments_sq = 0.0  # sum_q ||theta_k^(t,q+1) - theta_k^(t,q)||^2 (§2.4)
+        self.last_steps = 0
+
+    def upload(self) -> Upload:
+        return Upload(self.index, self.u.copy())
+
+    def test_contribution(self, X_test) -> np.ndarray:
+        """Evaluation-time upload ``g_k(theta_k; X_test^k)`` (§2.1, last bullet)."""
+        return self.block.forward(self.theta, X_test)
+
+    def _gradient_step(self, th, nu: np.ndarray, step: float):
+        """``th - (1/eta) (VJP_k(th; nu) + mu th)``: [C](10)-(11) / [J](11), (14)."""
+        return th - step * (self.block.vjp(th, nu) + self.mu * th)
+
+
+class ActiveParty(_Party):
+    """Holds ``(X^k, y, s)`` and the loss; may take several local steps per round."""
+
+    def __init__(self, index: int, block, theta0, mu: float, groups: FairnessGroups) -> None:
+        super().__init__(index, block, theta0, mu)
+        self.groups = groups
+
+    def local_update(self, message: ActiveBroadcast, n_steps: int, step: float) -> Upload:
+        if not isinstance(message, ActiveBroadcast):
+            raise TypeError(f"an active party receives ActiveBroadcast, got {type(message)}")
+        self.inbox.append(message)
+        th, inc = self.theta, 0.0
+        for q in range(n_steps):
+            # Stale read: the other blocks stay at their round-start contribution.
+            z_tilde = message.z if q == 0 else message.z - self.u + self.block.forward(th)
+            nu = self.groups.masked_message(z_tilde, message.lam)
+            new = self._gradient_step(th, nu, step)
+            inc += self.block.sq_norm(new - th)
+            th = new
+        self.theta, self.last_increments_sq, self.last_steps = th, inc, n_steps
+        self.u = self.block.forward(th)
+        return self.upload()
+
+
+class PassiveParty(_Party):
+    """Holds ``X^k`` only ([J] §3.2): exactly one step per round along the masked ``nu``."""
+
+    def local_update(self, message: PassiveBroadcast, step: float) -> Upload:
+        if not isinstance(message, PassiveBroadcast):
+            raise TypeError(f"a passive party receives PassiveBroadcast only, got "
+                            f"{type(message)}")
+        self.inbox.append(message)
+        new = self._gradient_step(self.theta, message.nu, step)
+        self.last_increments_sq, self.last_steps = self.block.sq_norm(new - self.theta), 1
+        self.theta = new
+        self.u = self.block.forward(new)
+        return self.upload()
+
+
+class Server:
+    """Holds labels, groups, ``eps, beta`` and ``lam``; never sees a party's ``theta_k``."""
+
+    def __init__(self, groups: FairnessGroups, eps: float, beta: float, fair: bool) -> None:
+        self.groups = groups
+        self.eps = eps
+        self.beta = beta
+        self.fair = fair
+        self.lam = np.zeros(2)
+        self.z = np.zeros(groups.n)
+        self.inbox: deque = deque(maxlen=INBOX_SIZE)
+
+    def receive(self, uploads: list[Upload]) -> None:
+        self.inbox.extend(uploads)
+        z = np.zeros(self.groups.n)
+        for up in sorted(uploads, key=lambda m: m.party):
+            z = z + up.u
+        self.z = z
+
+    def broadcast_active(self) -> ActiveBroadcast:
+        return ActiveBroadcast(self.z.copy(), self.lam.copy())
+
+    def broadcast_passive(self) -> PassiveBroadcast:
+        return PassiveBroadcast(self.groups.masked_message(self.z, self.lam))
+
+    def dual_step(self, c_t: float) -> float:
+        """``lam <- [lam + beta grad_lam f~_t(theta^(t+1), lam)]_+`` ([C](9), [J](10)); returns
+        D(theta^(t+1)). FedBCD (``fair=False``) keeps ``lam = 0``."""
+        d = self.groups.deo_signed(self.z)
+        if self.fair:
+            self.lam = nonneg_projection(self.lam + self.beta
+                                         * dual_gradient(d, self.lam, self.eps, c_t))
+        return d

@@ -1,0 +1,128 @@
+"""Tables and figures of the Fair VFL experiments from their records (spec §8-§9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from repro.core.plotting import figure, save_figure
+from repro.core.report import Table, mean_std, write_table
+from repro.fairvfl.data import DATASETS
+from repro.fairvfl.run import mean_over_seeds
+
+_NAMES = {"adult": "ADULT", "compas": "COMPAS", "crime": "C&C"}
+
+
+def _pct(values):
+    return mean_std([100 * v for v in values], digits=2) if values else "-"
+
+
+def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
+    t = Table(f"[C] Table I reproduced ({scale}): test AC / FR / HM in %, mean ± std "
+              "(ddof = 1) over runs", ["dataset", "method", "AC", "FR", "HM"])
+    for d in DATASETS:
+        for label, match, prefix in (("FedBCD", {"method": "FedBCD"}, ""),
+                                     ("EO", {"method": "FedBCD"}, "eo_"),
+                                     ("CEO", {"method": "FedBCD"}, "ceo_"),
+                                     ("EO (equal opportunity, A7)", {"method": "FedBCD"},
+                                      "eo_opp_"),
+                                     ("CEO (weighted, A8)", {"method": "FedBCD"}, "ceo_w_"),
+                                     ("Fair VFL (0.01)", {"method": "FairVFL"}, "")):
+            t.add(_NAMES[d], label, *(_pct(mean_over_seeds(records, prefix + m, dataset=d,
+                                                           **match))
+                                      for m in ("acc", "fr", "hm")))
+    return write_table(t, out, "fairvfl_conf_table1")
+
+
+def render_journal_table(records, out: Path, scale: str, stem: str) -> list[Path]:
+    model = records[0].config["model"] if records else "LM"
+    t = Table(f"[J] {'Table 1' if model == 'LM' else 'Table 2'} reproduced ({scale}, {model}):"
+              " test ACC %, DFP, DFN, mean ± std over runs", ["dataset", "method", "ACC",
+                                                              "DFP", "DFN", "train DEO"])
+    eps_values = sorted({r.config["eps"] for r in records if r.config["method"] == "FairVFL"})
+    methods = [("FedBCD", {"method": "FedBCD"}, ""), ("FedBCD + EO", {"method": "FedBCD"},
+                                                     "eo_"),
+               ("FedBCD + CEO", {"method": "FedBCD"}, "ceo_")]
+    methods += [(f"FairVFL({e})", {"method": "FairVFL", "eps": e}, "") for e in eps_values]
+    for d in DATASETS:
+        for label, match, prefix in methods:
+            acc = mean_over_seeds(records, prefix + "acc", dataset=d, **match)
+            dfp = mean_over_seeds(records, prefix + "dfp", dataset=d, **match)
+            dfn = mean_over_seeds(records, prefix + "dfn", dataset=d, **match)
+            tr = mean_over_seeds(records, "train_D", dataset=d, **match) if not prefix else ()
+            t.add(_NAMES[d], label, _pct(acc), mean_std(dfp, 3) if dfp else "-",
+                  mean_std(dfn, 3) if dfn else "-",
+                  mean_std([abs(v) for v in tr], 4) if tr else "-")
+    return write_table(t, out, f"fairvfl_{stem}")
+
+
+def render_conf_fig1(records, out: Path, scale: str) -> list[Path]:
+    fig, axes = figure(1, 3, figsize=(13, 3.8), layout="constrained")
+    for ax, d in zip(axes, DATASETS, strict=True):
+        eps = sorted({r.config["eps"] for r in records if r.config["dataset"] == d
+                      and r.config["method"] == "FairVFL"})
+        x = np.arange(len(eps))
+        for metric, label in (("acc", "AC (%)"), ("fr", "FR (%)")):
+            vals = [np.array(mean_over_seeds(records, metric, dataset=d, method="FairVFL",
+                                             eps=e)) * 100 for e in eps]
+            ax.errorbar(x, [v.mean() for v in vals],
+                        yerr=[v.std(ddof=1) if len(v) > 1 else 0 for v in vals],
+                        marker="o", capsize=3, label=label)
+        base = mean_over_seeds(records, "acc", dataset=d, method="FedBCD")
+        if base:
+            ax.axhline(100 * np.mean(base), ls="--", color="gray", label="FedBCD AC")
+        ax.set_xticks(x, [f"{e:g}" for e in eps])
+        ax.set(xlabel="ε", ylabel="%", title=_NAMES[d])
+        ax.legend()
+    fig.suptitle(f"[C] Fig. 1 reproduced ({scale}): effect of ε")
+    return save_figure(fig, out, "fairvfl_conf_fig1")
+
+
+def _curves(records, **match):
+    return [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
+
+
+def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
+    datasets = [d for d in DATASETS if any(r.config["dataset"] == d for r in records)]
+    fig, axes = figure(1, len(datasets), figsize=(4.4 * len(datasets), 3.8), squeeze=False,
+                       layout="constrained")
+    styles = {0.01: "-", 0.05: "--", 0.1: ":"}
+    for ax, d in zip(axes[0], datasets, strict=True):
+        for r in sorted(_curves(records, dataset=d), key=lambda r: (r.config["Q"],
+                                                                     r.config["eps"])):
+            c = r.curves
+            ax.plot(np.asarray(c["t"]) + 1, c["loss"], ls=styles.get(r.config["eps"], "-"),
+                    color=f"C{[1, 4, 7].index(r.config['Q'])}",
+                    label=f"Q={r.config['Q']}, ε={r.config['eps']:g}")
+        ax.set_xscale("log")
+        ax.set(xlabel="communication round t + 1 (log)", ylabel="training loss L(θ)",
+               title=_NAMES[d])
+        ax.legend(fontsize=6)
+    fig.suptitle(f"[C] Fig. 2 reproduced ({scale})")
+    return save_figure(fig, out, "fairvfl_conf_fig2")
+
+
+def render_journal_fig(records, out: Path, scale: str, stem: str) -> list[Path]:
+    fig, axes = figure(2, 3, figsize=(13, 7.5), layout="constrained")
+    for j, d in enumerate(DATASETS):
+        rows = sorted(_curves(records, dataset=d, seed=0),
+                      key=lambda r: (r.config["method"] != "FedBCD", r.config["eps"] or 0))
+        for i, r in enumerate(rows):
+            label = "FedBCD" if r.config["method"] == "FedBCD" else f"FairVFL({r.config['eps']})"
+            t = np.asarray(r.curves["t"])
+            axes[0, j].plot(t, r.curves["loss"], color=f"C{i}", label=label)
+            # D(theta^0) = 0 for the LM: the log axis starts at round 1
+            axes[1, j].plot(t[1:], np.abs(r.curves["D"])[1:], color=f"C{i}", label=label)
+            if r.config["eps"]:
+                axes[1, j].axhline(r.config["eps"], color=f"C{i}", ls=":", lw=0.8)
+        axes[0, j].set(xlabel="round t", ylabel="L(θ) (train)", title=_NAMES[d])
+        axes[1, j].set(xlabel="round t", ylabel="DEO(θ) (train)", title=_NAMES[d])
+        axes[1, j].set_yscale("log")
+        axes[1, j].set_ylim(bottom=1e-4)
+        for ax in axes[:, j]:
+            ax.legend(fontsize=6)
+    model = records[0].config["model"] if records else "LM"
+    fig.suptitle(f"[J] {'Fig. 1' if model == 'LM' else 'Fig. 2'} reproduced ({scale}, {model},"
+                 " seed 0)")
+    return save_figure(fig, out, f"fairvfl_{stem}")

@@ -1,0 +1,101 @@
+"""One experiment cell: train FedBCD or Fair VFL on one split and evaluate (spec §5-§7).
+
+A cell config (JSON) holds ``dataset, version ("conf" | "journal"), model ("LM" | "MLP"),
+method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's split),
+``smoke`` (ADULT subsample of §12.3; ``subsample``: the same at ``reduced`` scale),
+``log_every`` and for the MLP ``widths``.
+
+A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4): ``eo_*``
+(equalized odds, primary), ``eo_opp_*`` (equal opportunity, A7 ablation), ``ceo_*`` ('fnr',
+primary) and ``ceo_w_*`` ('weighted', A8 ablation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+from repro.core.experiment import CellResult, RunContext
+from repro.fairvfl.algorithm import FairVFL, FairVFLParams
+from repro.fairvfl.baselines import ceo_postprocess, eo_postprocess
+from repro.fairvfl.data import make_split
+from repro.fairvfl.evaluate import (
+    metrics_from_decisions,
+    metrics_from_scores,
+    post_processed_losses,
+)
+from repro.fairvfl.models import LinearBlock, MLPBlock
+
+BETA, C_CONST = 0.1, 1e-3  # §7: dual step and constant c_t
+
+
+def _maybe_sparse(X: np.ndarray):
+    """CSR for mostly one-hot blocks (density <= 0.3): ~1.5x faster rounds on ADULT (§12)."""
+    return scipy.sparse.csr_matrix(X) if np.count_nonzero(X) <= 0.3 * X.size else X
+
+
+def build(config: dict):
+    """The split and the algorithm of a cell (also used by tests and the bench)."""
+    sp = make_split(config["dataset"], config["seed"], version=config["version"],
+                    smoke=config.get("smoke", False) or config.get("subsample", False))
+    if config["model"] == "LM":
+        blocks = [LinearBlock(_maybe_sparse(sp.X_train[:, b])) for b in sp.blocks]
+        gens = None
+    else:
+        import torch
+
+        widths = tuple(config.get("widths", (32, 32)))
+        dtype = config.get("dtype", "float32")
+        blocks = [MLPBlock(sp.X_train[:, b], widths, dtype) for b in sp.blocks]
+        # Seeded per (run, party) and not per cell, so FedBCD and every FairVFL(eps) of a run
+        # start from the same network (needed for claims J1b/J1d, §9).
+        gens = [torch.Generator().manual_seed(
+            int(np.random.SeedSequence([int(config["seed"]), k]).generate_state(1)[0]))
+            for k in range(len(blocks))]
+    params = FairVFLParams(
+        eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA, c=C_CONST,
+        Q=int(config.get("Q", 1)), mode="exact",
+        roles="conf" if config["version"] == "conf" else "journal",
+        fair=config["method"] == "FairVFL")
+    return sp, FairVFL(blocks, sp.y_train, sp.s_train, params, init_generators=gens)
+
+
+def run_cell(config: dict, ctx: RunContext) -> CellResult:
+    sp, alg = build(config)
+    every = int(config.get("log_every", 1))
+
+    def log(state):
+        if state.t % every == 0 or state.t == config["T"]:
+            ctx.log_round(state.t, t=state.t, loss=state.loss, D=state.d,
+                          lam1=state.lam[0], lam2=state.lam[1])
+
+    log(alg.state)
+    alg.run(int(config["T"]), callback=log)
+    X_test = [sp.X_test[:, b] for b in sp.blocks]
+    z_test = alg.test_scores(X_test)
+    metrics = dict(metrics_from_scores(sp.y_test, sp.s_test, z_test))
+    metrics.update(train_loss=alg.state.loss, train_D=alg.state.d,
+                   lam1=float(alg.state.lam[0]), lam2=float(alg.state.lam[1]))
+    if config["method"] == "FedBCD":
+        z_train = alg.server.z
+        for prefix, fn, kw in (("eo", eo_postprocess, {"constraint": "odds"}),
+                               ("eo_opp", eo_postprocess, {"constraint": "opportunity"}),
+                               ("ceo", ceo_postprocess, {"cost": "fnr"}),
+                               ("ceo_w", ceo_postprocess, {"cost": "weighted"})):
+            yhat, p_tilde = fn(z_train, sp.y_train, sp.s_train, z_test, sp.s_test,
+                               config["seed"], **kw)
+            m = metrics_from_decisions(sp.y_test, sp.s_test, yhat,
+                                       post_processed_losses(p_tilde))
+            metrics.update({f"{prefix}_{k}": v for k, v in m.items()})
+    return CellResult(metrics={k: float(v) for k, v in metrics.items()})
+
+
+def mean_over_seeds(records, metric: str, **match) -> tuple[float, ...]:
+    """Values of ``metric`` over the records whose config matches ``match`` (sorted by seed)."""
+    rows = [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
+    return tuple(float(r.metrics[metric]) for r in sorted(rows, key=lambda r: r.config["seed"])
+                 if metric in r.metrics)
+
+
+def nan_mean(values) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")

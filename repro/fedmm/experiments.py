@@ -1,0 +1,440 @@
+"""Experiments of paper 004: Figs. 2, 4, 5 (MNIST -> MNIST-M) and Tables 1-2 (Office-31).
+
+Scales (spec §11): ``smoke`` (tests: 512 + 512 training images, 256 test images, batch 16,
+M = 2, 3 rounds); ``reduced`` (default of ``SCALE=auto``: full data and model, batch 64, p = 1,
+150 rounds for FedMM/FedAvgGDA/FedProxGDA and 3,000 for FedSGDA (same number of gradient
+evaluations), evaluation every 10 rounds (FedSGDA 200) on a fixed 2,000-image MNIST-M test
+subset and on all 10,000 at the end, a checkpoint every 25 rounds; Office-31 with a frozen
+backbone, 200 rounds, FedSGDA 4,000); ``paper`` (README rounds: DANN 15,000, CDAN 30,000, MDD
+50,000; for a GPU machine or a cluster).
+
+Tables 1 and 2 come from the same Office-31 runs (spec §8), so one experiment,
+``fedmm.table1``, holds that grid, owns both reported CSVs and renders both tables (a separate
+``fedmm.table2`` would recompute the same 54 runs). While Office-31 is absent every cell is
+``not_run`` with the loader's reason.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from repro.core.experiment import CellResult, Claim, Experiment, Reproduced, RunContext
+from repro.core.plotting import figure, save_figure
+from repro.core.records import RunRecord
+from repro.core.registry import register
+from repro.core.report import Table, mean_std, write_table
+from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.mnistm import mnist_split, mnistm_split
+from repro.fedmm.models import DA_METHODS, MnistNet
+from repro.fedmm.office import TASKS, run_office_cell
+from repro.fedmm.problem import DAProblem
+from repro.fedmm.training import NU, RunSpec, checkpoint_path, stream_seed, summary_metrics, train
+
+PAPER = "004_c8bdd02f5ea2bb8e.txt"
+MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-idx1-ubyte.gz"),
+              ("mnist", "t10k-images-idx3-ubyte.gz"), ("mnist", "t10k-labels-idx1-ubyte.gz"))
+PAPER_ROUNDS = {"DANN": 15000, "CDAN": 30000, "MDD": 50000}
+
+
+# -- MNIST -> MNIST-M --
+def _scale_params(scale: str, da: str, algorithm: str) -> dict:
+    if scale == "smoke":
+        return {"n_source": 512, "n_target": 512, "n_test": 256, "eval_subset": 64,
+                "batch": 16, "rounds": 3, "eval_every": 1, "m_scale": "smoke"}
+    sgda = algorithm == "FedSGDA"
+    if scale == "reduced":
+        return {"n_source": 55000, "n_target": 55000, "n_test": 10000, "eval_subset": 2000,
+                "batch": 64, "rounds": 3000 if sgda else 150, "eval_every": 200 if sgda else 10}
+    r = PAPER_ROUNDS[da]
+    return {"n_source": 55000, "n_target": 55000, "n_test": 10000, "eval_subset": 10000,
+            "batch": 64, "rounds": 20 * r if sgda else r, "eval_every": 2000 if sgda else 100}
+
+
+def _mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
+    params = _scale_params(scale, da, algorithm)
+    smoke = params.pop("m_scale", None) == "smoke"
+    local = 1 if algorithm == "FedSGDA" else (2 if smoke and M == 20 else
+                                              3 if smoke and M == 25 else M)
+    return {"da": da, "algorithm": algorithm, "local_steps": local, "p": p, "seed": seed,
+            "preset": "paper", **params}
+
+
+def fig2_cells(scale: str) -> list[dict]:
+    return [_mnist_cell(scale, "CDAN", "FedAvgGDA", 20, p) for p in (0.5, 0.75, 1.0)]
+
+
+def fig4_cells(scale: str) -> list[dict]:
+    return [_mnist_cell(scale, da, alg, M) for da in DA_METHODS
+            for alg, M in (("FedMM", 20), ("FedMM", 25), ("FedSGDA", 1))]
+
+
+def fig5_cells(scale: str) -> list[dict]:
+    return [_mnist_cell(scale, da, alg, 20) for da in DA_METHODS
+            for alg in ("FedMM", "FedAvgGDA", "FedProxGDA")]
+
+
+@cache
+def _mnist_data(n_source: int, n_target: int, n_test: int):
+    xs, ys = mnist_split("train")
+    xt, _ = mnistm_split("train", None if n_target == 55000 else n_target)
+    xe, ye = mnistm_split("test", None if n_test == 10000 else n_test)
+    return (torch.from_numpy(np.ascontiguousarray(xs[:n_source])),
+            torch.from_numpy(ys[:n_source]), torch.from_numpy(np.ascontiguousarray(xt)),
+            torch.from_numpy(np.ascontiguousarray(xe)), torch.from_numpy(ye))
+
+
+def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
+    """One federated MNIST -> MNIST-M run; the global model is evaluated (spec §6)."""
+    da, seed = config["da"], config["seed"]
+    # $FEDREPRO_FEDMM_DEVICE (e.g. "cuda") puts data and parameters on an accelerator; the
+    # numbers then differ from CPU records in the last bits, so the device is logged.
+    device = torch.device(os.environ.get("FEDREPRO_FEDMM_DEVICE", "cpu"))
+    xs, ys, xt, xe, ye = (t.to(device) for t in _mnist_data(
+        config["n_source"], config["n_target"], config["n_test"]))
+    net = MnistNet(da)
+    clients = allocate_two_clients(len(xs), len(xt), config["p"])
+    base = ("mnist", da, seed, config["p"], config["n_source"], config["batch"])
+    rngs = [(np.random.default_rng(stream_seed(*base, "batches", i, "source")),
+             np.random.default_rng(stream_seed(*base, "batches", i, "target")))
+            for i in range(2)]
+    gens = [torch.Generator().manual_seed(stream_seed(*base, "dropout", i)) for i in range(2)]
+    problem = DAProblem(net, NU["mnist"][da], clients, xs, ys, xt, config["batch"], rngs, gens)
+    theta0 = net.init(torch.Generator().manual_seed(
+        stream_seed("mnist", da, seed, "init"))).to(device)
+    sub = np.sort(np.random.default_rng(stream_seed("mnist-eval", seed)).choice(
+        len(xe), size=config["eval_subset"], replace=False))
+    xsub, ysub = xe[torch.from_numpy(sub)], ye[torch.from_numpy(sub)]
+    spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
+                   config["eval_every"], config["preset"])
+    state = train(problem, net, "mnist", spec, theta0,
+                  lambda th: problem.accuracy(th, xsub, ysub), ctx,
+                  checkpoint_path(ctx.experiment, ctx.seed))
+    metrics = summary_metrics(ctx.curves["round"], ctx.curves["acc"])
+    metrics["test_acc_full"] = problem.accuracy(state.theta0, xe, ye)
+    metrics["test_acc_full_local_last"] = problem.accuracy(state.local[-1], xe, ye)
+    metrics["rounds"] = float(state.round)
+    metrics["on_accelerator"] = float(device.type != "cpu")
+    return CellResult(metrics=metrics)
+
+
+# -- claims and rendering --
+def _by(records, **match) -> list[RunRecord]:
+    return [r for r in records if all(r.config.get(k) == v for k, v in match.items())]
+
+
+def _first_round_at(rec: RunRecord, level: float) -> float:
+    acc, rounds = np.asarray(rec.curves["acc"]), np.asarray(rec.curves["round"])
+    hit = np.nonzero(acc >= level)[0]
+    return float(rounds[hit[0]]) if hit.size else float("inf")
+
+
+def _budget(records) -> str:
+    r = records[0].config
+    return (f"budget: {int(r['n_source'])}+{int(r['n_target'])} train images, batch "
+            f"{r['batch']}, rounds per run " + ",".join(sorted(
+                {str(x.config['rounds']) for x in records})))
+
+
+def claim_fig2(records) -> tuple[bool, str]:
+    finals = {r.config["p"]: r.metrics["test_acc_full"] for r in records}
+    ps = sorted(finals)
+    mono = all(finals[b] <= finals[a] + 0.01 for a, b in zip(ps[:-1], ps[1:], strict=True))
+    gap = finals[ps[0]] - finals[ps[-1]]
+    text = ", ".join(f"p={p}: {100 * finals[p]:.1f}%" for p in ps)
+    return bool(mono and gap >= 0.05), (f"final target accuracy {text}; acc(p=0.5) - "
+                                        f"acc(p=1) = {100 * gap:.1f} pp (pass: non-increasing "
+                                        f"within 1 pp and gap >= 5 pp); {_budget(records)}")
+
+
+def claim_fig4_saving(records) -> tuple[bool, str]:
+    parts, ok = [], True
+    for da in DA_METHODS:
+        sg = _by(records, da=da, algorithm="FedSGDA")
+        mm20 = _by(records, da=da, algorithm="FedMM")
+        mm20 = [r for r in mm20 if r.config["local_steps"] == min(x.config["local_steps"]
+                                                                  for x in mm20)]
+        if not mm20 or not sg:
+            continue
+        a, b = mm20[0], sg[0]
+        level = 0.98 * min(a.metrics["final_acc"], b.metrics["final_acc"])
+        ra, rb = _first_round_at(a, level), _first_round_at(b, level)
+        saving = 1 - ra / rb if np.isfinite(rb) and rb > 0 else float("nan")
+        ok &= bool(saving > 0.9)
+        parts.append(f"{da}: R_X(FedMM)={ra:g}, R_X(FedSGDA)={rb:g}, saving "
+                     f"{100 * saving:.1f}% at X={100 * level:.1f}%")
+    return ok and bool(parts), "; ".join(parts) + f"; {_budget(records)}"
+
+
+def claim_fig4_m25(records) -> tuple[bool, str]:
+    parts, ok = [], True
+    for da in DA_METHODS:
+        mm = sorted(_by(records, da=da, algorithm="FedMM"),
+                    key=lambda r: r.config["local_steps"])
+        if len(mm) < 2:
+            continue
+        lo, hi = mm[0], mm[-1]
+        level = 0.98 * min(lo.metrics["final_acc"], hi.metrics["final_acc"])
+        r_lo, r_hi = _first_round_at(lo, level), _first_round_at(hi, level)
+        ok &= bool(r_hi <= r_lo)
+        parts.append(f"{da}: M={hi.config['local_steps']} reaches {100 * level:.1f}% at round "
+                     f"{r_hi:g}, M={lo.config['local_steps']} at {r_lo:g}")
+    return ok and bool(parts), "; ".join(parts) + f"; {_budget(records)}"
+
+
+def claim_fig4_sgda_rounds(records) -> tuple[bool, str]:
+    parts, ok = [], True
+    for da in DA_METHODS:
+        mm = sorted(_by(records, da=da, algorithm="FedMM"),
+                    key=lambda r: r.config["local_steps"])
+        sg = _by(records, da=da, algorithm="FedSGDA")
+        if not mm or not sg:
+            continue
+        level = 0.98 * min(mm[0].metrics["final_acc"], sg[0].metrics["final_acc"])
+        r_sg = _first_round_at(sg[0], level)
+        ok &= bool(r_sg > 1000)
+        parts.append(f"{da}: FedSGDA first reaches {100 * level:.1f}% at round {r_sg:g}")
+    return ok and bool(parts), "; ".join(parts) + f"; {_budget(records)}"
+
+
+def claim_fig5(records) -> tuple[bool, str]:
+    parts, ok = [], True
+    for da in DA_METHODS:
+        acc = {r.config["algorithm"]: r.metrics["test_acc_full"] for r in _by(records, da=da)}
+        if len(acc) < 3:
+            continue
+        gap = acc["FedMM"] - max(acc["FedAvgGDA"], acc["FedProxGDA"])
+        ok &= bool(gap > 0.20)
+        parts.append(f"{da}: FedMM {100 * acc['FedMM']:.1f}%, FedAvgGDA "
+                     f"{100 * acc['FedAvgGDA']:.1f}%, FedProxGDA {100 * acc['FedProxGDA']:.1f}%"
+                     f", gap {100 * gap:.1f} pp")
+    return ok and bool(parts), "; ".join(parts) + f"; {_budget(records)}"
+
+
+def _label(r: RunRecord) -> str:
+    c = r.config
+    if c["algorithm"] == "FedSGDA":
+        return "FedSGDA (M=1)"
+    return f"{c['algorithm']} (M={c['local_steps']})"
+
+
+def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
+    fig, axes = figure(1, 3, figsize=(13, 3.6))
+    for ax, da in zip(axes, DA_METHODS, strict=True):
+        for r in _by(records, da=da):
+            ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
+        if max((max(r.curves["round"]) for r in _by(records, da=da)), default=0) > 200:
+            ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
+        ax.set_xlabel("communication round")
+        ax.set_ylabel("MNIST-M test accuracy (%)")
+        ax.set_title(da)
+        if len(_by(records, da=da)) > 1:
+            ax.legend()
+    fig.suptitle(f"{title} ({scale})")
+    return save_figure(fig, out, stem)
+
+
+def _final_table(records, out: Path, stem: str, title: str) -> list[Path]:
+    t = Table(title, ["DA", "algorithm", "M", "p", "rounds", "final acc (full test)",
+                      "best acc (subset)", "R_conv", "acc of last client's local model"])
+    for r in records:
+        c, m = r.config, r.metrics
+        t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], int(m["rounds"]),
+              f"{100 * m['test_acc_full']:.2f}", f"{100 * m['best_acc']:.2f}",
+              int(m["r_conv"]), f"{100 * m['test_acc_full_local_last']:.2f}")
+    return write_table(t, out, stem)
+
+
+def render_fig2(records, out: Path, scale: str) -> list[Path]:
+    ok = [r for r in records if r.ok]
+    if not ok:
+        return []
+    paths = _final_table(ok, out, "fedmm_fig2", "Fig. 2: FedAvgGDA + CDAN vs imbalance p")
+    fig, (a1, a2) = figure(1, 2, figsize=(10, 3.6))
+    for r in sorted(ok, key=lambda r: r.config["p"]):
+        a1.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=f"p={r.config['p']}")
+    a1.set_xlabel("communication round")
+    a1.set_ylabel("MNIST-M test accuracy (%)")
+    a1.set_title("accuracy vs rounds")
+    a1.legend()
+    ps = sorted(r.config["p"] for r in ok)
+    accs = [100 * _by(ok, p=p)[0].metrics["test_acc_full"] for p in ps]
+    a2.plot(ps, accs, marker="o")
+    a2.set_xlabel("p (fraction of source data on client 1)")
+    a2.set_ylabel("final accuracy (%)")
+    a2.set_title("final accuracy vs p")
+    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale})")
+    return paths + save_figure(fig, out, "fedmm_fig2")
+
+
+def render_fig4(records, out: Path, scale: str) -> list[Path]:
+    ok = [r for r in records if r.ok]
+    if not ok:
+        return []
+    return (_final_table(ok, out, "fedmm_fig4", "Fig. 4: FedMM (M=20, 25) vs FedSGDA")
+            + _curves_figure(ok, out, "fedmm_fig4", "Fig. 4: FedMM vs FedSGDA", scale))
+
+
+def render_fig5(records, out: Path, scale: str) -> list[Path]:
+    ok = [r for r in records if r.ok]
+    if not ok:
+        return []
+    return (_final_table(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs FedAvgGDA vs FedProxGDA")
+            + _curves_figure(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs baselines", scale))
+
+
+COST = {"smoke": "20 s", "reduced": "see spec §11: 20-45 min per run (2 CPU cores)",
+        "paper": "33-150 CPU-h per run; GPU or cluster"}
+
+register(Experiment(
+    name="fedmm.fig2", title="FedAvgGDA (CDAN) accuracy vs label/domain imbalance p",
+    paper=PAPER, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
+    scales=("smoke", "reduced", "paper"), cost=COST, data=MNIST_DATA,
+    claims=(Claim("FedAvgGDA accuracy degrades as p grows; p = 0.5 is best", "Fig. 2, Sec. 3.1",
+                  claim_fig2),)))
+register(Experiment(
+    name="fedmm.fig4", title="FedMM (M=20, 25) vs FedSGDA, MNIST->MNIST-M",
+    paper=PAPER, cells=fig4_cells, run_cell=run_mnist_cell, render=render_fig4,
+    scales=("smoke", "reduced", "paper"), cost=COST, data=MNIST_DATA,
+    claims=(Claim("FedMM saves > 90% of the rounds FedSGDA needs", "Fig. 4, Sec. 6",
+                  claim_fig4_saving),
+            Claim("FedMM with M = 25 converges faster than M = 20", "Fig. 4, Sec. 6",
+                  claim_fig4_m25),
+            Claim("FedSGDA requires more than 1000 rounds (to reach the common accuracy level)",
+                  "Sec. 6 (Fig. 4 text)", claim_fig4_sgda_rounds))))
+register(Experiment(
+    name="fedmm.fig5", title="FedMM vs FedAvgGDA vs FedProxGDA, MNIST->MNIST-M",
+    paper=PAPER, cells=fig5_cells, run_cell=run_mnist_cell, render=render_fig5,
+    scales=("smoke", "reduced", "paper"), cost=COST, data=MNIST_DATA,
+    claims=(Claim("FedMM has > 20 pp higher target accuracy than FedAvgGDA/FedProxGDA",
+                  "Fig. 5, Sec. 6", claim_fig5),)))
+
+
+# -- Office-31: Tables 1 and 2 --
+TABLE_METHODS = ("FedAvgGDA", "FedSGDA", "FedMM")
+
+
+def table_cells(scale: str) -> list[dict]:
+    out = []
+    for task in TASKS:
+        for alg in TABLE_METHODS:
+            for da in DA_METHODS:
+                sgda = alg == "FedSGDA"
+                if scale == "smoke":
+                    r, e, b = 2, 1, 16
+                elif scale == "reduced":
+                    r, e, b = (4000, 200, 64) if sgda else (200, 10, 64)
+                else:
+                    r, e, b = (50000, 500, 64) if sgda else (5000, 50, 64)
+                out.append({"task": task, "algorithm": alg, "da": da, "seed": 0, "rounds": r,
+                            "local_steps": 1 if sgda else 20, "eval_every": e, "batch": b})
+    return out
+
+
+def run_table_cell(config: dict, ctx: RunContext) -> CellResult:
+    return CellResult(metrics=run_office_cell(config, ctx))
+
+
+def reproduce_tables(records) -> list[Reproduced]:
+    rows = []
+    for table, metric, key, factor in (
+            ("fedmm_table1", "target_test_accuracy_pct", "best_acc", 100.0),
+            ("fedmm_table2", "comm_rounds_x100", "r_conv", 0.01)):
+        for alg in TABLE_METHODS:
+            for da in DA_METHODS:
+                per_task = {}
+                for task in TASKS:
+                    vals = tuple(factor * r.metrics[key]
+                                 for r in _by(records, task=task, algorithm=alg, da=da))
+                    if vals:
+                        per_task[task] = vals
+                        rows.append(Reproduced(table, {"task": task, "method": alg,
+                                                       "da_method": da}, metric, vals,
+                                               note="see docs/deviations.md#fedmm-office-31"))
+                if len(per_task) == len(TASKS):
+                    avg = float(np.mean([np.mean(v) for v in per_task.values()]))
+                    rows.append(Reproduced(table, {"task": "Average", "method": alg,
+                                                   "da_method": da}, metric, (avg,),
+                                           tolerance=0.1,
+                                           note="see docs/deviations.md#fedmm-office-31"))
+    return rows
+
+
+def _averages(records, key: str) -> dict[tuple[str, str], float]:
+    out = {}
+    for alg in TABLE_METHODS:
+        for da in DA_METHODS:
+            vals = [r.metrics[key] for r in _by(records, algorithm=alg, da=da)]
+            if len({r.config["task"] for r in _by(records, algorithm=alg, da=da)}) == len(TASKS):
+                out[(alg, da)] = float(np.mean(vals))
+    return out
+
+
+def claim_table1(records) -> tuple[bool, str]:
+    avg = _averages(records, "best_acc")
+    parts, ok = [], True
+    for da in DA_METHODS:
+        if not all((a, da) in avg for a in TABLE_METHODS):
+            continue
+        base = max(avg[("FedAvgGDA", da)], avg[("FedSGDA", da)])
+        gain = avg[("FedMM", da)] - base
+        ok &= bool(gain > 0)
+        parts.append(f"{da}: FedMM {100 * avg[('FedMM', da)]:.1f}% vs best baseline "
+                     f"{100 * base:.1f}% ({100 * gain:+.1f} pp, {100 * gain / base:+.1f}% rel.)")
+    return ok and bool(parts), "; ".join(parts) or "no complete DA method"
+
+
+def claim_table2(records) -> tuple[bool, str]:
+    avg = _averages(records, "r_conv")
+    parts, ok = [], True
+    for da in DA_METHODS:
+        if not all((a, da) in avg for a in TABLE_METHODS):
+            continue
+        sg = avg[("FedSGDA", da)]
+        ok &= bool(sg > 2 * max(avg[("FedAvgGDA", da)], avg[("FedMM", da)]))
+        parts.append(f"{da}: mean R_conv FedSGDA {sg:g}, FedAvgGDA {avg[('FedAvgGDA', da)]:g}, "
+                     f"FedMM {avg[('FedMM', da)]:g}")
+    return ok and bool(parts), "; ".join(parts) or "no complete DA method"
+
+
+def render_tables(records, out: Path, scale: str) -> list[Path]:
+    ok = [r for r in records if r.ok]
+    paths = []
+    for stem, title, key, fmt in (
+            ("fedmm_table1", "Table 1: Office-31 target accuracy (%)", "best_acc",
+             lambda v: f"{100 * v:.1f}"),
+            ("fedmm_table2", "Table 2: communication rounds (x100) to converge", "r_conv",
+             lambda v: f"{v / 100:.1f}")):
+        t = Table(f"{title}, scale={scale}", ["method", "DA", *TASKS],
+                  caption="not run: Office-31 is not available (see docs/deviations.md"
+                          "#data-unavailable)" if not ok else "frozen MobileNetV2 backbone")
+        for alg in TABLE_METHODS:
+            for da in DA_METHODS:
+                cells = []
+                for task in TASKS:
+                    vals = [r.metrics[key] for r in _by(ok, task=task, algorithm=alg, da=da)]
+                    cells.append(mean_std([float(fmt(v)) for v in vals], 1) if vals
+                                 else "not run")
+                t.add(alg, da, *cells)
+        paths += write_table(t, out, stem)
+    return paths
+
+
+register(Experiment(
+    name="fedmm.table1",
+    title="Office-31 grid (Tables 1 and 2): FedAvgGDA/FedSGDA/FedMM x DANN/CDAN/MDD x 6 tasks",
+    paper=PAPER, cells=table_cells, run_cell=run_table_cell, render=render_tables,
+    scales=("smoke", "reduced", "paper"),
+    cost={"smoke": "not runnable without Office-31", "reduced": "~30 min per run (frozen "
+          "backbone, DANN/MDD); CDAN ~3 h",
+          "paper": "frozen backbone, 5,000 rounds (FedSGDA 50,000): hours to days per run"},
+    reported=("fedmm_table1", "fedmm_table2"), reproduce=reproduce_tables,
+    claims=(Claim("FedMM's average accuracy beats the best baseline for every DA method "
+                  "(paper: +8.2% DANN, +5.4% MDD, +9.0% CDAN relative)", "Table 1, Sec. 6",
+                  claim_table1),
+            Claim("FedAvgGDA and FedMM need far fewer rounds than FedSGDA (pass: FedSGDA's "
+                  "mean R_conv > 2x theirs)", "Table 2, Sec. 6", claim_table2))))

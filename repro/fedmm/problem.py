@@ -1,0 +1,134 @@
+"""The federated adversarial DA problem: clients' data, minibatch streams and player gradients.
+
+Implements :class:`repro.fedmm.algorithms.PlayerGradient` for a :class:`DANet`: each call draws
+every client's next minibatch (its own source and target streams, its own dropout generator)
+and returns ``G_i = sign * grad f_i`` at the given parameters, with ``torch.func.vmap`` over the
+clients (``batched``) or one client at a time (``client``, the loop oracle).
+
+BatchNorm running statistics (Office bottleneck only) are buffers, not parameters: each client
+updates its own with momentum 0.1 during local steps and :meth:`DAProblem.sync_buffers` averages
+them at the server after the round [spec §3.2, R]; no duals act on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch.func import grad, vmap
+
+from repro.fedmm.adaptation import objective, player_sign
+from repro.fedmm.clients import BatchStream, ClientData
+from repro.fedmm.models import DANet
+
+Tensor = torch.Tensor
+
+
+class DAProblem:
+    """Clients of a federated DA task; ``batched``/``client`` give the player gradients."""
+
+    def __init__(self, net: DANet, nu: float, clients: Sequence[ClientData], source_x: Tensor,
+                 source_y: Tensor, target_x: Tensor, batch: int,
+                 rngs: Sequence[tuple[np.random.Generator, np.random.Generator]],
+                 generators: Sequence[torch.Generator], dtype=torch.float32) -> None:
+        if len(rngs) != len(clients) or len(generators) != len(clients):
+            raise ValueError("need one (source rng, target rng) pair and one torch generator "
+                             f"per client; got {len(rngs)}, {len(generators)} for "
+                             f"{len(clients)} clients")
+        self.net, self.nu, self.clients, self.batch = net, float(nu), list(clients), batch
+        self.source_x, self.source_y, self.target_x = source_x, source_y.long(), target_x
+        self.n_clients = len(clients)
+        self.dtype = dtype
+        self.streams = []
+        for c, (rs, rt) in zip(self.clients, rngs, strict=True):
+            ns, nt = c.batch_split(batch)
+            self.streams.append((BatchStream(c.source, ns, rs), BatchStream(c.target, nt, rt)))
+        self.generators = list(generators)
+        # Everything per step stays on the data's device (a GPU when the caller puts the data
+        # there); only minibatch indices and dropout masks are drawn on the host.
+        self.device = source_x.device
+        self.sign = player_sign(net, dtype).to(self.device)
+        self.has_bn = hasattr(net, "feature_in")
+        width = net.feature_dim
+        self.running = torch.stack([torch.zeros(self.n_clients, width, dtype=dtype),
+                                    torch.ones(self.n_clients, width, dtype=dtype)],
+                                   dim=1).to(self.device)
+
+        def f(theta, x, y, is_source, masks):
+            return objective(net, self.nu, theta, x, y, is_source, masks)
+
+        self._grad = grad(f, has_aux=True)
+        self._vgrad = vmap(self._grad, randomness="error")
+
+    def draw(self, i: int) -> tuple[Tensor, Tensor, Tensor, dict]:
+        """Client i's next minibatch (source rows first) and its dropout masks."""
+        s_stream, t_stream = self.streams[i]
+        s_idx, t_idx = torch.from_numpy(s_stream.next()), torch.from_numpy(t_stream.next())
+        x = torch.cat([self.source_x[s_idx], self.target_x[t_idx]])
+        y = torch.cat([self.source_y[s_idx],
+                       torch.zeros(len(t_idx), dtype=torch.long, device=self.device)])
+        is_source = torch.cat([torch.ones(len(s_idx), dtype=torch.bool),
+                               torch.zeros(len(t_idx), dtype=torch.bool)]).to(self.device)
+        masks = {k: v.to(self.device) for k, v in
+                 self.net.dropout_masks(len(x), self.generators[i], self.dtype).items()}
+        return x, y, is_source, masks
+
+    def _update_running(self, i, stats) -> None:
+        if self.has_bn:
+            m = self.net.BN_MOMENTUM
+            self.running[i, 0] = (1 - m) * self.running[i, 0] + m * stats["batch_mean"].detach()
+            self.running[i, 1] = (1 - m) * self.running[i, 1] + m * stats["batch_var"].detach()
+
+    def client(self, i: int, theta_i: Tensor, t: int, m: int) -> Tensor:
+        x, y, s, masks = self.draw(i)
+        g, stats = self._grad(theta_i, x, y, s, masks)
+        self._update_running(i, stats)
+        return self.sign * g
+
+    def batched(self, theta: Tensor, t: int, m: int) -> Tensor:
+        draws = [self.draw(i) for i in range(self.n_clients)]
+        x, y, s = (torch.stack([d[k] for d in draws]) for k in range(3))
+        masks = {k: torch.stack([d[3][k] for d in draws]) for k in draws[0][3]}
+        g, stats = self._vgrad(theta, x, y, s, masks)
+        for i in range(self.n_clients):
+            self._update_running(i, {k: v[i] for k, v in stats.items()})
+        return self.sign * g
+
+    def sync_buffers(self) -> None:
+        """Server: plain average of the clients' BN running statistics."""
+        self.running[:] = self.running.mean(dim=0, keepdim=True)
+
+    @torch.no_grad()
+    def predict(self, theta: Tensor, x: Tensor, chunk: int = 2000) -> Tensor:
+        """Eval-mode predictions of the model ``theta`` (no dropout; MNIST: the whole evaluated
+        set's mean is subtracted, as the authors' code feeds it in one batch)."""
+        p = self.net.unflatten(theta)
+        mean = x.to(self.dtype).mean() if not self.has_bn else None
+        stats = {"running_mean": self.running[:, 0].mean(0),
+                 "running_var": self.running[:, 1].mean(0)}
+        out = []
+        for k in range(0, len(x), chunk):
+            z = self.net.features(p, x[k:k + chunk], mean=mean, train=False, stats=stats)
+            out.append(self.net.classify(p, z).argmax(1))
+        return torch.cat(out)
+
+    def accuracy(self, theta: Tensor, x: Tensor, y: Tensor, chunk: int = 2000) -> float:
+        return float((self.predict(theta, x, chunk) == y.long()).double().mean())
+
+    # -- checkpointing -------------------------------------------------------------------------
+    def rng_state(self) -> dict:
+        """Everything random that a resumed run needs to continue bit for bit."""
+        return {"streams": [[(s.rng.bit_generator.state, s.order.copy(), s.pos) for s in pair]
+                            for pair in self.streams],
+                "generators": [g.get_state() for g in self.generators],
+                "running": self.running.clone()}
+
+    def set_rng_state(self, state: dict) -> None:
+        for pair, saved in zip(self.streams, state["streams"], strict=True):
+            for s, (bg, order, pos) in zip(pair, saved, strict=True):
+                s.rng.bit_generator.state = bg
+                s.order, s.pos = order, pos
+        for g, st in zip(self.generators, state["generators"], strict=True):
+            g.set_state(st)
+        self.running = state["running"].clone()

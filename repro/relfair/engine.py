@@ -1,0 +1,116 @@
+"""The client-update engine shared by the six methods (spec relfair §2.2 lines 4-14, §3).
+
+One per-client step is written twice: ``backend="loop"`` runs every client on its own model in a
+Python loop (the equality oracle of the tests and the baseline of ``bench.py``);
+``backend="vectorized"`` keeps the n client models as stacked tensors and runs all clients with
+batched matrix products and one autograd call (the clients' parameters are disjoint, so the
+gradient of the summed losses holds every client's own gradient). Both take the same minibatch
+indices and dropout masks (``RoundDraws``) and agree to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from repro.core.validation import check_choice
+from repro.relfair.models import (
+    Params,
+    cross_entropy_per_client,
+    forward,
+    forward_stacked,
+    stack,
+)
+from repro.relfair.problem import ClientData, RoundDraws
+
+__all__ = ["BACKENDS", "ClientEngine"]
+
+BACKENDS = ("loop", "vectorized")
+
+
+class ClientEngine:
+    """Gradients, local SGD and evaluation for all clients, on one backend."""
+
+    def __init__(self, data: ClientData, backend: str = "vectorized") -> None:
+        check_choice("backend", backend, BACKENDS)
+        self.data = data
+        self.backend = backend
+        self._owner = {s: data.owner(s) for s in ("train", "val")}
+
+    # ----------------------------------------------------------------- stochastic gradients
+    def gradients(self, params: Params, idx: torch.Tensor, mask: torch.Tensor | None
+                  ) -> tuple[torch.Tensor, Params]:
+        """Minibatch losses (n,) and gradients of every client at its own model.
+
+        ``params`` is stacked (n, ...); ``idx`` (n, B); ``mask`` (n, B, h) or None. Train mode.
+        """
+        X, y = self.data.X_train[idx], self.data.y_train[idx]
+        with torch.enable_grad():
+            if self.backend == "vectorized":
+                P = tuple(p.detach().requires_grad_(True) for p in params)
+                losses = cross_entropy_per_client(forward_stacked(P, X, mask), y)
+                grads = torch.autograd.grad(losses.sum(), P)
+                return losses.detach(), tuple(g.detach() for g in grads)
+            losses, per_client = [], []
+            for i in range(self.data.n):
+                P = tuple(p[i].detach().requires_grad_(True) for p in params)
+                logits = forward(P, X[i], None if mask is None else mask[i])
+                loss = torch.nn.functional.cross_entropy(logits, y[i])
+                per_client.append(torch.autograd.grad(loss, P))
+                losses.append(loss.detach())
+            grads = tuple(torch.stack([g[k] for g in per_client]) for k in range(len(params)))
+            return torch.stack(losses), grads
+
+    def gradients_at(self, theta: Params, draws: RoundDraws, step: int
+                     ) -> tuple[torch.Tensor, Params]:
+        """Every client's minibatch loss and gradient at the broadcast model ``theta``."""
+        mask = None if draws.mask is None else draws.mask[step]
+        return self.gradients(stack(theta, self.data.n), draws.idx[step], mask)
+
+    # ----------------------------------------------------------------- local updates (Alg. 2)
+    def local_sgd(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
+                  correction: Params | None = None, snapshot_at: int | None = None
+                  ) -> tuple[Params, Params | None]:
+        """``u_{i,j} = u_{i,j-1} - lr (grad f_i(u_{i,j-1}; xi_{i,j}) + correction_i)``.
+
+        ``correction_i = c - c_i`` for the Scaffold family (Alg. 2 line 4), None for plain
+        local SGD (FedAvg, DRFA). ``steps`` are the draw indices used in order. With
+        ``snapshot_at = t`` the second result is the models after ``t`` steps (DRFA), else None.
+        """
+        u = stack(theta, self.data.n)
+        snap = u if snapshot_at == 0 else None
+        for j, s in enumerate(steps, start=1):
+            _, g = self.gradients(u, draws.idx[s], None if draws.mask is None else draws.mask[s])
+            if correction is not None:
+                g = tuple(gi + ci for gi, ci in zip(g, correction, strict=True))
+            u = tuple(ui - lr * gi for ui, gi in zip(u, g, strict=True))
+            if snapshot_at == j:
+                snap = u
+        return u, snap
+
+    # ----------------------------------------------------------------- evaluation (eval mode)
+    @torch.no_grad()
+    def evaluate(self, theta: Params, split: str = "val") -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-client mean cross-entropy and accuracy of one model on a whole split (A6)."""
+        X = self.data.X_train if split == "train" else self.data.X_val
+        y = self.data.y_train if split == "train" else self.data.y_val
+        owner = self._owner[split]
+        n = self.data.n
+        loss_sum = torch.zeros(n, dtype=torch.float64)
+        correct = torch.zeros(n, dtype=torch.float64)
+        for lo in range(0, X.shape[0], 16384):
+            logits = forward(theta, X[lo:lo + 16384])
+            yy = y[lo:lo + 16384]
+            ce = torch.nn.functional.cross_entropy(logits, yy, reduction="none")
+            loss_sum.index_add_(0, owner[lo:lo + 16384], ce.double())
+            correct.index_add_(0, owner[lo:lo + 16384],
+                               (logits.argmax(dim=1) == yy).double())
+        counts = torch.bincount(owner, minlength=n).double()
+        return loss_sum / counts, correct / counts
+
+    @torch.no_grad()
+    def minibatch_losses(self, theta: Params, idx: torch.Tensor) -> torch.Tensor:
+        """Eval-mode minibatch losses of one model, one minibatch per client: idx (n, B)."""
+        X, y = self.data.X_train[idx], self.data.y_train[idx]
+        n, B, d = X.shape
+        logits = forward(theta, X.reshape(n * B, d)).reshape(n, B, -1)
+        return cross_entropy_per_client(logits, y)

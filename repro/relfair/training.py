@@ -1,0 +1,94 @@
+"""One Table 1 run: a task, a method and a seed (spec relfair §3.0, §5).
+
+Randomness shared by the six methods of one seed -- the subset, the client partition, the
+train/validation split and theta^0 -- comes from a context whose identity omits the method
+(spec §3.0: "same partition per seed across methods", A15); the training stream (minibatches,
+dropout masks, DRFA's snapshot index) is a named stream of the same context keyed by method.
+So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal configs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from repro.core.experiment import RunContext, cell_seed
+from repro.core.metrics import gini, relative_fairness_ratio
+from repro.relfair.algorithms import TrainSetup, make_algorithm
+from repro.relfair.data import load_federated
+from repro.relfair.engine import ClientEngine
+from repro.relfair.models import init_params
+
+__all__ = ["SCALES", "client_metrics", "run_training"]
+
+# spec §3.0 (paper) and §10 (smoke)
+SCALES = {
+    "smoke": {"n_clients": 20, "subset": 4000, "rounds": 10, "local_steps": 2, "batch": 16,
+              "eval_every": 5},
+    "paper": {"n_clients": 100, "subset": None, "rounds": 100, "local_steps": 5, "batch": 32,
+              "eval_every": 10},
+}
+ALPHA, PHI = 0.2, 0.2
+
+
+def client_metrics(losses: np.ndarray, accs: np.ndarray, alpha: float = ALPHA) -> dict:
+    """Table 1 columns (spec §5): unweighted client mean accuracy, mean accuracy of the
+    floor(alpha n) worst / best clients, R_{A,B} with A = B = Delta_alpha, Gini of losses."""
+    n = len(accs)
+    k = max(1, int(math.floor(alpha * n + 1e-12)))
+    acc_sorted = np.sort(accs)
+    return {
+        "acc_all": float(np.mean(accs)),
+        "acc_worst20": float(acc_sorted[:k].mean()),
+        "acc_best20": float(acc_sorted[-k:].mean()),
+        "R_AB": float(relative_fairness_ratio(losses, alpha)),
+        "gini": float(gini(losses)),
+        "loss_all": float(np.mean(losses)),
+        "loss_worst20": float(np.sort(losses)[-k:].mean()),
+    }
+
+
+def shared_context(config: dict) -> RunContext:
+    ident = {k: config[k] for k in ("task", "seed", "n_clients", "subset")}
+    return RunContext("relfair.clients", ident, cell_seed("relfair.clients", ident))
+
+
+def run_training(config: dict, ctx: RunContext | None = None, backend: str = "vectorized"
+                 ) -> tuple[dict, dict]:
+    """Train ``config["method"]`` and evaluate theta^{R+1} on every client's validation split.
+
+    Returns ``(metrics, curves)``; curves hold the per-client final validation losses and
+    accuracies (for Fig. 4) besides what was logged through ``ctx``.
+    """
+    shared = shared_context(config)
+    data = load_federated(config["task"], config["n_clients"], shared.rng("partition"),
+                          subset=config["subset"])
+    setup = TrainSetup(batch=config["batch"], hidden=50, dropout=0.5)
+    theta0 = init_params(data.d_in, setup.hidden, data.classes, shared.torch_generator("init"))
+    gen = shared.torch_generator("train", config["method"], config["rounds"],
+                                 config["local_steps"], config["batch"])
+    engine = ClientEngine(data, backend)
+    alg = make_algorithm(config["method"], engine, theta0, gen, alpha=ALPHA, phi=PHI,
+                         local_steps=config["local_steps"], setup=setup,
+                         tau=config.get("tau", 2.5e-2))
+    for r in range(1, config["rounds"] + 1):
+        alg.step()
+        st = alg.state
+        values = {"lam_min": float(st.lam.min()), "lam_max": float(st.lam.max())}
+        if r % config["eval_every"] == 0 or r == config["rounds"]:
+            vl, va = (t.numpy() for t in engine.evaluate(st.theta, "val"))
+            m = client_metrics(vl, va)
+            values.update(val_loss=m["loss_all"], val_acc=m["acc_all"], val_R_AB=m["R_AB"])
+        if ctx is not None:
+            ctx.log_round(r, **values)
+    vl, va = (t.numpy() for t in engine.evaluate(alg.state.theta, "val"))
+    metrics = client_metrics(vl, va)
+    counts = data.val_sizes
+    metrics["acc_pooled"] = float(np.sum(va * counts) / counts.sum())
+    if alg.state.theta_avg is not None:  # SAFL's averaged iterate (A8), secondary
+        al, aa = (t.numpy() for t in engine.evaluate(alg.state.theta_avg, "val"))
+        avg = client_metrics(al, aa)
+        metrics.update({f"avg_iterate_{k}": v for k, v in avg.items()})
+    curves = {"client_val_loss": vl.tolist(), "client_val_acc": va.tolist()}
+    return metrics, curves

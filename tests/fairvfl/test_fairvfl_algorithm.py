@@ -1,0 +1,287 @@
+"""Fair VFL algorithm: message discipline, gradients, special cases of spec §2.3."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import expit
+
+from repro.core.validation import DivergenceError
+from repro.fairvfl.algorithm import FairVFL, FairVFLParams
+from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload, payload_floats
+from repro.fairvfl.models import LinearBlock, MLPBlock
+from repro.fairvfl.parties import ActiveParty, PassiveParty
+from repro.fairvfl.synthetic import synthetic_instance
+
+
+def _instance(seed=0, n=200, m=9, K=3):
+    return synthetic_instance(np.random.default_rng(seed), n=n, m=m, K=K)
+
+
+def _lm(X, y, s, blocks, **kw):
+    return FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s, FairVFLParams(**kw),
+                   rng=np.random.default_rng(7))
+
+
+def _closed_form_nu(y, s, z, lam):
+    """[J](12) written out independently: w_i from the definition, o_i = -y sigma(-y z)."""
+    n = len(y)
+    na, nb = np.sum((y == 1) & s), np.sum((y == 1) & ~s)
+    w = np.empty(n)
+    for i in range(n):
+        if y[i] == 1 and s[i]:
+            w[i] = 1 / n + (lam[0] - lam[1]) / na
+        elif y[i] == 1 and not s[i]:
+            w[i] = 1 / n - (lam[0] - lam[1]) / nb
+        else:
+            w[i] = 1 / n
+    return w * (-y / (1 + np.exp(y * z)))
+
+
+def test_passive_party_never_receives_labels_or_groups():
+    X, y, s, blocks = _instance()
+    alg = _lm(X, y, s, blocks, roles="journal", eps=0.01, eta=5.0, beta=1.0)
+    for _ in range(20):
+        msgs = alg.step()
+        assert len(msgs.to_active) == 1 and len(msgs.to_passive) == 2
+        assert all(isinstance(u, Upload) and payload_floats(u) == len(y) for u in msgs.uploads)
+        assert payload_floats(msgs.to_active[0]) == len(y) + 2
+        assert payload_floats(msgs.to_passive[0]) == len(y)
+    assert isinstance(alg.parties[0], ActiveParty)
+    for p in alg.parties[1:]:
+        assert isinstance(p, PassiveParty)
+        assert len(p.inbox) == 20
+        assert all(type(m) is PassiveBroadcast for m in p.inbox)
+        assert [f.name for f in dataclasses.fields(PassiveBroadcast)] == ["nu"]
+        held = [v for v in vars(p).values() if isinstance(v, np.ndarray)]
+        assert not any(v.shape == y.shape and np.array_equal(v, y) for v in held)
+        assert not any(v.shape == s.shape and np.array_equal(v, s) for v in held)
+        assert not hasattr(p, "groups")
+    assert all(type(m) is ActiveBroadcast for m in alg.parties[0].inbox)
+    assert all(type(m) is Upload for m in alg.server.inbox)
+
+
+def test_passive_message_is_the_masked_formula_of_j12():
+    X, y, s, blocks = _instance(1)
+    alg = _lm(X, y, s, blocks, roles="journal", eps=0.0, eta=2.0, beta=5.0)
+    for _ in range(15):
+        z, lam = alg.server.z.copy(), alg.server.lam.copy()
+        msgs = alg.step()
+        np.testing.assert_allclose(msgs.to_passive[0].nu, _closed_form_nu(y, s, z, lam),
+                                   rtol=1e-12, atol=1e-15)
+    assert alg.server.lam[0] > 0  # the weights were exercised with lam != 0
+
+
+def test_passive_party_rejects_active_message():
+    X, y, s, blocks = _instance()
+    alg = _lm(X, y, s, blocks, roles="journal")
+    with pytest.raises(TypeError, match="PassiveBroadcast"):
+        alg.parties[1].local_update(alg.server.broadcast_active(), 0.1)
+
+
+def test_linear_vjp_vectorized_equals_loop():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 7))
+    nu, th = rng.standard_normal(500), rng.standard_normal(7)
+    blk = LinearBlock(X)
+    np.testing.assert_allclose(blk.vjp(th, nu), blk.vjp_loop(th, nu), rtol=0, atol=1e-10)
+    import scipy.sparse as sp
+    sparse = LinearBlock(sp.csr_matrix(np.where(X > 0.5, 1.0, 0.0)))
+    dense = LinearBlock(np.where(X > 0.5, 1.0, 0.0))
+    np.testing.assert_allclose(sparse.vjp(th, nu), dense.vjp_loop(th, nu), atol=1e-10)
+    np.testing.assert_allclose(sparse.forward(th), dense.forward(th), atol=1e-12)
+
+
+def test_mlp_vjp_vectorized_equals_loop():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 5))
+    blk = MLPBlock(X, (8, 6), "float64")
+    th = blk.init(torch.Generator().manual_seed(0))
+    nu = rng.standard_normal(60)
+    np.testing.assert_allclose(blk.vjp(th, nu).numpy(), blk.vjp_loop(th, nu).numpy(),
+                               rtol=0, atol=1e-10)
+
+
+def _torch_lagrangian(thetas, forwards, y, s, lam, eps, mu):
+    z = sum(f(t) for f, t in zip(forwards, thetas, strict=True))
+    yt = torch.as_tensor(y)
+    loss = torch.nn.functional.softplus(-yt * z).mean()
+    reg = 0.5 * mu * sum((t ** 2).sum() for t in thetas)
+    pos = torch.nn.functional.softplus(-z)
+    a = torch.as_tensor((y == 1) & s)
+    b = torch.as_tensor((y == 1) & ~s)
+    D = pos[a].mean() - pos[b].mean()
+    return loss + reg + lam[0] * (D - eps) - lam[1] * (D + eps)
+
+
+@pytest.mark.parametrize("model", ["LM", "MLP"])
+def test_masked_gradient_equals_autograd(model):
+    """[J](12): sum_i nu_i dg_k/dtheta_k + mu theta_k = autograd grad_k f, to 1e-10."""
+    X, y, s, blocks = _instance(5, n=120)
+    lam, eps, mu = np.array([0.7, 0.2]), 0.05, 2 / 120
+    if model == "LM":
+        blks = [LinearBlock(X[:, b]) for b in blocks]
+        thetas = [np.random.default_rng(k).standard_normal(len(b)) * 0.3
+                  for k, b in enumerate(blocks)]
+        tensors = [torch.as_tensor(X[:, b]) for b in blocks]
+        forwards = [lambda t, Xk=Xk: Xk @ t for Xk in tensors]
+    else:
+        blks = [MLPBlock(X[:, b], (6, 5), "float64") for b in blocks]
+        thetas = [bk.init(torch.Generator().manual_seed(k)).numpy()
+                  for k, bk in enumerate(blks)]
+        forwards = [lambda t, bk=bk: bk._net(t, bk.X) for bk in blks]
+    tt = [torch.tensor(t, dtype=torch.float64, requires_grad=True) for t in thetas]
+    f = _torch_lagrangian(tt, forwards, y, s, lam, eps, mu)
+    grads = torch.autograd.grad(f, tt)
+    z = sum(bk.forward(torch.as_tensor(t) if model == "MLP" else t)
+            for bk, t in zip(blks, thetas, strict=True))
+    nu = _closed_form_nu(y, s, z, lam)
+    for bk, t, g in zip(blks, thetas, grads, strict=True):
+        th = torch.as_tensor(t) if model == "MLP" else t
+        ours = np.asarray(bk.vjp(th, nu)) + mu * t
+        np.testing.assert_allclose(ours, g.numpy(), rtol=0, atol=1e-10)
+
+
+def _centralized_gda(X, y, s, eta, beta, c, eps, rounds, fair=True):
+    """Plain full-gradient descent-ascent, [C](9)-(10) with Q = 1 (spec §2.3)."""
+    n = len(y)
+    mu = 2 / n
+    theta, lam = np.zeros(X.shape[1]), np.zeros(2)
+    a, b = (y == 1) & s, (y == 1) & ~s
+    out = []
+    for _ in range(rounds):
+        z = X @ theta
+        nu = _closed_form_nu(y, s, z, lam)
+        theta = theta - (X.T @ nu + mu * theta) / eta
+        z = X @ theta
+        D = np.log1p(np.exp(-z[a])).mean() - np.log1p(np.exp(-z[b])).mean()
+        if fair:
+            lam = np.maximum(0, lam + beta * (np.array([D - eps, -D - eps]) - c * lam))
+        out.append((theta.copy(), lam.copy()))
+    return out
+
+
+@pytest.mark.parametrize("roles", ["conf", "journal"])
+def test_q1_distributed_equals_centralized(roles):
+    X, y, s, blocks = _instance(2)
+    alg = _lm(X, y, s, blocks, roles=roles, eps=0.01, eta=4.0, beta=1.0, c=1e-3)
+    ref = _centralized_gda(X, y, s, 4.0, 1.0, 1e-3, 0.01, 150)
+    assert ref[-1][1][0] > 0  # the constraint is active, lam moves
+    for theta_ref, lam_ref in ref:
+        alg.step()
+        theta = np.concatenate(alg.thetas())
+        assert np.linalg.norm(theta - theta_ref) <= 1e-12 * np.linalg.norm(theta_ref)
+        assert np.linalg.norm(alg.server.lam - lam_ref) <= 1e-12 * max(
+            1.0, np.linalg.norm(lam_ref))
+
+
+def test_q_local_steps_are_block_jacobi_with_stale_reads():
+    """Q > 1: each block takes Q steps with the others frozen at theta^(t) ([C](11))."""
+    X, y, s, blocks = _instance(3)
+    Q, eta, beta, c, eps = 3, 4.0, 1.0, 1e-3, 0.01
+    alg = _lm(X, y, s, blocks, Q=Q, eps=eps, eta=eta, beta=beta, c=c)
+    n, mu = len(y), 2 / len(y)
+    thetas = [np.zeros(len(b)) for b in blocks]
+    lam = np.zeros(2)
+    a, bb = (y == 1) & s, (y == 1) & ~s
+    for _ in range(40):
+        z0 = sum(X[:, b] @ t for b, t in zip(blocks, thetas, strict=True))
+        new = []
+        for b, t in zip(blocks, thetas, strict=True):
+            th = t.copy()
+            for _q in range(Q):
+                z = z0 - X[:, b] @ t + X[:, b] @ th
+                th = th - (X[:, b].T @ _closed_form_nu(y, s, z, lam) + mu * th) / eta
+            new.append(th)
+        thetas = new
+        z = sum(X[:, b] @ t for b, t in zip(blocks, thetas, strict=True))
+        D = np.log1p(np.exp(-z[a])).mean() - np.log1p(np.exp(-z[bb])).mean()
+        lam = np.maximum(0, lam + beta * (np.array([D - eps, -D - eps]) - c * lam))
+        msgs = alg.step()
+        assert alg.state.kappa == Q * len(blocks)
+        assert len(msgs.uploads) == len(blocks)
+    np.testing.assert_allclose(np.concatenate(alg.thetas()), np.concatenate(thetas),
+                               rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(alg.server.lam, lam, rtol=1e-11, atol=1e-13)
+    assert n == len(alg.server.z)
+
+
+@pytest.mark.parametrize("model", ["LM", "MLP"])
+def test_inactive_constraint_is_identical_to_fedbcd(model):
+    """Claim J1b: if lam stays 0 the run equals FedBCD (here exactly, to 1e-10 asserted)."""
+    X, y, s, blocks = _instance(4)
+
+    def make(fair):
+        if model == "LM":
+            blks = [LinearBlock(X[:, b]) for b in blocks]
+            gens = None
+        else:
+            blks = [MLPBlock(X[:, b], (6, 5), "float64") for b in blocks]
+            gens = [torch.Generator().manual_seed(k) for k in range(len(blocks))]
+        return FairVFL(blks, y, s, FairVFLParams(eps=5.0, eta=3.0, fair=fair, roles="journal"),
+                       init_generators=gens)
+
+    fair, base = make(True), make(False)
+    for _ in range(100):
+        fair.step()
+        base.step()
+        assert np.all(fair.server.lam == 0)
+        assert abs(fair.state.loss - base.state.loss) <= 1e-10
+        assert np.max(np.abs(fair.server.z - base.server.z)) <= 1e-10
+    for a, b in zip(fair.thetas(), base.thetas(), strict=True):
+        assert np.max(np.abs(a - b)) <= 1e-10
+
+
+def test_random_mode_kappa_range_and_determinism():
+    X, y, s, blocks = _instance(6)
+
+    def run():
+        alg = FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s,
+                      FairVFLParams(Q=4, mode="random", eta=5.0),
+                      rng=np.random.Generator(np.random.PCG64(11)))
+        kappas = []
+        for _ in range(30):
+            alg.step()
+            kappas.append(alg.state.kappa)
+        return kappas, np.concatenate(alg.thetas())
+
+    k1, t1 = run()
+    k2, t2 = run()
+    assert k1 == k2 and np.array_equal(t1, t2)
+    assert min(k1) >= 3 and max(k1) <= 12 and len(set(k1)) > 1
+
+
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("eps", -0.1, r"eps must be in \[0, inf\)"), ("eta", 0.0, r"eta must be in \(0, inf\)"),
+    ("beta", -1.0, r"beta must be in \(0"), ("Q", 0, r"Q must be in \[1"),
+    ("mode", "async", "mode must be one of"), ("roles", "x", "roles must be one of"),
+    ("c", -1e-3, r"c must be in \[0")])
+def test_invalid_hyperparameters_name_the_parameter(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        FairVFLParams(**{field: value})
+
+
+def test_divergence_names_the_round():
+    X, y, s, blocks = _instance(0)
+    alg = _lm(X * 1e3, y, s, blocks, eta=1e-6)
+    with pytest.raises(DivergenceError, match="round"), np.errstate(all="ignore"):
+        alg.run(50)
+
+
+def test_dual_step_matches_c9_closed_form():
+    X, y, s, blocks = _instance(8)
+    alg = _lm(X, y, s, blocks, eps=0.02, beta=0.5, c=0.1, eta=3.0)
+    for _ in range(10):
+        lam = alg.server.lam.copy()
+        alg.step()
+        D = alg.state.d
+        expect = np.maximum(0, (1 - 0.5 * 0.1) * lam + 0.5 * np.array([D - 0.02, -D - 0.02]))
+        np.testing.assert_allclose(alg.server.lam, expect, rtol=1e-14, atol=1e-15)
+    # D is the loss-based DEO of Definition 1 on the server's z
+    z = alg.server.z
+    a, b = (y == 1) & s, (y == 1) & ~s
+    assert abs(alg.state.d - (np.log1p(expit(z[a]) ** -1 - 1).mean()
+                              - np.log1p(expit(z[b]) ** -1 - 1).mean())) < 1e-12

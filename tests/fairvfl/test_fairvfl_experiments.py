@@ -1,0 +1,147 @@
+"""Registered experiments: cells run, records map onto the reported rows, claims evaluate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.core.compare import load_reported
+from repro.core.experiment import RunContext
+from repro.core.metrics import harmonic_mean
+from repro.core.records import RunRecord
+from repro.core.registry import load_all
+from repro.fairvfl import claims as C
+from repro.fairvfl.experiments import (
+    conf_fig1_cells,
+    conf_fig2_cells,
+    conf_table1_cells,
+    journal_lm_cells,
+    journal_mlp_cells,
+)
+from repro.fairvfl.reproduce import reproduce_conf_table1, reproduce_journal
+from repro.fairvfl.run import run_cell
+
+NAMES = ("fairvfl.conf_table1", "fairvfl.conf_fig1", "fairvfl.conf_fig2",
+         "fairvfl.journal_table1", "fairvfl.journal_fig1", "fairvfl.journal_table2",
+         "fairvfl.journal_fig2")
+
+
+def _records(configs, name="fairvfl.test"):
+    out = []
+    for i, cfg in enumerate(configs):
+        ctx = RunContext(name, cfg, 1234 + i)
+        res = run_cell(cfg, ctx)
+        out.append(RunRecord(name, cfg, f"k{i}", 1234 + i, metrics=dict(res.metrics),
+                             curves={k: list(v) for k, v in ctx.curves.items()}))
+    return out
+
+
+def _short(cells, T):
+    return [{**c, "T": T} for c in cells]
+
+
+def test_all_experiments_registered_with_both_scales():
+    exps = load_all()
+    for name in NAMES:
+        assert name in exps and {"smoke", "paper"} <= set(exps[name].scales)
+    assert "reduced" in exps["fairvfl.journal_table1"].scales
+    reduced = journal_lm_cells("reduced")
+    assert len(reduced) == 90 and all(c["T"] == 10_000 for c in reduced)
+    assert all(c.get("subsample", False) == (c["dataset"] == "adult") for c in reduced)
+    assert len(conf_table1_cells("paper")) == 30 and len(conf_table1_cells("smoke")) == 12
+    assert len(conf_fig1_cells("paper")) == 3 * 8 * 5
+    assert len(conf_fig2_cells("paper")) == 27
+    assert len(journal_lm_cells("paper")) == 90 and len(journal_mlp_cells("paper")) == 90
+
+
+def test_conf_cells_reproduce_every_reported_key():
+    cells = [c for c in conf_table1_cells("smoke") if c["dataset"] == "crime" and c["seed"] == 0]
+    recs = _records(_short(cells, 30))
+    for r in recs:
+        m = r.metrics
+        assert abs(m["hm"] - harmonic_mean(m["acc"], m["fr"])) <= 1e-15
+        assert abs(m["fr"] - (1 - m["deo"])) <= 1e-15
+        assert len(r.curves["loss"]) == 4  # rounds 0, 10, 20, 30
+    fed = next(r for r in recs if r.config["method"] == "FedBCD")
+    assert {"eo_acc", "ceo_acc", "eo_opp_acc", "ceo_w_acc"} <= set(fed.metrics)
+    reported = {(row.stem, tuple(sorted((k, v) for k, v in row.key)), row.metric)
+                for row in load_reported()}
+    reps = reproduce_conf_table1(recs)
+    assert len(reps) == 4 * 3  # 4 methods x {AC, FR, HM} on C&C
+    for rep in reps:
+        assert (rep.table, tuple(sorted(rep.key.items())), rep.metric) in reported
+        assert "docs/deviations.md#fairvfl-" in rep.note
+
+
+def test_journal_cells_and_inactive_claims_on_real_data():
+    cells = [c for c in journal_lm_cells("smoke") if c["dataset"] == "compas"
+             and c["seed"] == 0]
+    recs = _records(_short(cells, 60))
+    reported = {(row.stem, tuple(sorted((k, v) for k, v in row.key)), row.metric)
+                for row in load_reported()}
+    reps = reproduce_journal(recs, "fairvfl_journal_table1", "LM")
+    assert len(reps) == 6 * 3
+    for rep in reps:
+        assert (rep.table, tuple(sorted(rep.key.items())), rep.metric) in reported
+    ok, text = C.j1b_inactive_identical(recs)
+    assert ok, text
+    ok, text = C.j1d_deo_curve(recs)
+    assert ok, text
+    ok, text = C.j1a_value_monotone(recs)
+    assert ok, text
+
+
+def test_mlp_cell_runs_and_is_deterministic():
+    cells = [c for c in journal_mlp_cells("smoke") if c["dataset"] == "crime"
+             and c["seed"] == 0 and c["method"] == "FedBCD"]
+    a = _records(_short(cells, 5))[0]
+    b = _records(_short(cells, 5))[0]
+    assert a.metrics == b.metrics and a.curves == b.curves
+    assert a.curves["loss"][-1] < a.curves["loss"][0]
+
+
+def test_rounds_to_target_and_c2b_on_constructed_curves():
+    t = np.arange(6.0)
+    assert C.rounds_to_target(np.array([1.0, .8, .5, .4, .3, .3]), t, 0.45) == 3.0
+    assert C.rounds_to_target(np.array([1.0, .9]), t[:2], 0.1) == float("inf")
+
+    def rec(Q, losses):
+        cfg = {"dataset": "compas", "method": "FairVFL", "eps": 0.1, "Q": Q, "seed": 0,
+               "smoke": False}
+        return RunRecord("x", cfg, f"q{Q}", 0, curves={"loss": losses, "t": list(range(5))})
+
+    good = [rec(1, [0.7, 0.65, 0.62, 0.61, 0.6]), rec(4, [0.7, 0.61, 0.6, 0.6, 0.6]),
+            rec(7, [0.7, 0.6, 0.6, 0.6, 0.6])]
+    ok, text = C.c2b_rounds_vs_q(good)
+    assert ok and "R(1,4,7) = 4/2/1" in text, text
+    bad = [rec(1, [0.7, 0.6, 0.6, 0.6, 0.6]), rec(4, [0.7, 0.65, 0.61, 0.6, 0.6]),
+           rec(7, [0.7, 0.69, 0.68, 0.6, 0.6])]
+    assert not C.c2b_rounds_vs_q(bad)[0]
+
+
+def test_every_deviation_anchor_of_fairvfl_exists():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    heads = re.findall(r"^#+ (.+)$", (root / "docs" / "deviations.md").read_text(), flags=re.M)
+    anchors = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
+    text = "".join((root / "repro" / "fairvfl" / f).read_text()
+                   for f in ("reproduce.py", "claims.py", "experiments.py"))
+    text += (root / "theory" / "fairvfl_security.py").read_text()
+    linked = set(re.findall(r'fairvfl-[\w-]+', " ".join(
+        re.findall(r'(?:DEV \+ |deviations\.md#)"?([\w-]+)', text))))
+    linked |= set(re.findall(r'DEV \+ "([\w-]+)"', text))
+    assert linked, "no anchors found"
+    for name in ("conf_table1", "journal_table1", "journal_table2"):
+        linked.add(f"fairvfl-{name}")  # compare's "not produced by" reason
+    missing = sorted(a for a in linked if a not in anchors)
+    assert not missing, missing
+
+
+def test_claims_on_incomplete_records_fail_with_a_reason():
+    cfg = {"dataset": "compas", "method": "FedBCD", "eps": None, "Q": 1, "seed": 0,
+           "smoke": False}
+    rec = RunRecord("x", cfg, "k", 0, metrics={"train_loss": 0.6},
+                    curves={"loss": [0.7, 0.6], "D": [0.0, 0.1]})
+    ok, text = C.j1b_inactive_identical([rec])
+    assert ok is False and text.startswith("not evaluable")

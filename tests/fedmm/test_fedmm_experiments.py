@@ -1,0 +1,149 @@
+"""Experiments at smoke scale through the runner, the comparison, claims and renderers;
+checkpoints; the Office-31 path on a generated miniature; MobileNetV2 strict load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from repro.core.compare import check_claims, compare, load_reported
+from repro.core.experiment import RunContext
+from repro.core.registry import get, load_all
+from repro.core.runner import run_experiment
+from repro.fedmm import training
+from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.experiments import run_mnist_cell
+from repro.fedmm.mobilenetv2 import MobileNetV2Features, load_pretrained
+from repro.fedmm.models import MnistNet
+from repro.fedmm.office import run_office_cell
+from repro.fedmm.problem import DAProblem
+
+
+@pytest.mark.parametrize("names", [("fedmm.fig5",), ("fedmm.fig2", "fedmm.fig4")])
+def test_smoke_experiments_run_compare_and_render(isolated, names):
+    out = isolated / "results"
+    exps = load_all()
+    recs = {}
+    for name in names:
+        exp = get(name)
+        summary = run_experiment(exp, "smoke", out=out, progress=False)
+        assert summary.not_run == 0 and summary.computed == len(exp.configs("smoke"))
+        for r in summary.records:
+            assert np.all(np.isfinite(r.curves["acc"]))
+            assert r.curves["round"] == [1.0, 2.0, 3.0]
+            assert 0 <= r.metrics["test_acc_full"] <= 1 and r.metrics["rounds"] == 3
+        recs[name] = ("smoke", summary.records)
+        paths = exp.render(summary.records, isolated / "figures", "smoke")
+        assert {p.suffix for p in paths} >= {".png", ".pdf", ".md"}
+    claims = [c for c in check_claims(exps, recs) if c["experiment"] in names]
+    assert claims and all(c["verdict"] in ("pass", "fail") for c in claims)
+    assert all("budget: 512+512" in c["measured"] for c in claims)
+    # same seed -> bitwise-equal numbers: rerun the first cell outside the runner
+    rec = recs[names[0]][1][0]
+    ctx = RunContext(rec.experiment, rec.config, rec.seed)
+    again = run_mnist_cell(dict(rec.config), ctx)
+    assert again.metrics == rec.metrics and dict(ctx.curves) == rec.curves
+
+
+def test_office_tables_are_not_run_without_the_data(isolated, monkeypatch):
+    monkeypatch.delenv("FEDREPRO_OFFICE31", raising=False)
+    exp = get("fedmm.table1")
+    summary = run_experiment(exp, "smoke", out=isolated / "results", progress=False)
+    assert summary.not_run == 54 == len(summary.records)
+    assert all("Office-31" in r.reason for r in summary.records)
+    rows = [r for r in compare(load_all(), {"fedmm.table1": ("smoke", summary.records)},
+                               load_reported()) if r["experiment"] == "fedmm.table1"]
+    assert len(rows) == 126
+    assert all(r["verdict"] == "not_run" and "data-unavailable" in r["reason"] for r in rows)
+
+
+def _tiny_problem(net, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n = 24
+    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    sy = torch.randint(0, 10, (n,), generator=g)
+    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    rngs = [(np.random.default_rng([i, 0]), np.random.default_rng([i, 1])) for i in range(2)]
+    gens = [torch.Generator().manual_seed(5 + i) for i in range(2)]
+    return DAProblem(net, 0.5, allocate_two_clients(n, n, 1.0), sx, sy, tx, 4, rngs, gens)
+
+
+class _Ctx:
+    def __init__(self):
+        self.curves = {}
+
+    def log_round(self, r, **kw):
+        for k, v in kw.items():
+            self.curves.setdefault(k, []).append(float(v))
+
+
+def test_global_model_is_evaluated_and_checkpoint_resume_is_exact(tmp_path):
+    net = MnistNet("MDD")
+    theta0 = net.init(torch.Generator().manual_seed(0))
+    spec = training.RunSpec("FedMM", rounds=4, local_steps=1, eval_every=1, checkpoint_every=2)
+    seen = []
+
+    def evaluate(th):
+        seen.append(th.clone())
+        return float(th[:10].sum())
+
+    ctx = _Ctx()
+    state = training.train(_tiny_problem(net), net, "mnist", spec, theta0, evaluate, ctx)
+    assert torch.equal(seen[-2], state.theta0) and torch.equal(seen[-1], state.local[-1])
+    ckpt = tmp_path / "ck.pt"
+    calls = {"n": 0}
+
+    def interrupted(th):
+        calls["n"] += 1
+        if calls["n"] == 5:  # first evaluation of round 3, after the round-2 checkpoint
+            raise KeyboardInterrupt
+        return float(th[:10].sum())
+
+    ctx2 = _Ctx()
+    with pytest.raises(KeyboardInterrupt):
+        training.train(_tiny_problem(net), net, "mnist", spec, theta0, interrupted, ctx2, ckpt)
+    assert ckpt.is_file()
+    ctx3 = _Ctx()
+    state3 = training.train(_tiny_problem(net), net, "mnist", spec, theta0,
+                            lambda th: float(th[:10].sum()), ctx3, ckpt)
+    assert torch.equal(state3.theta0, state.theta0) and torch.equal(state3.duals, state.duals)
+    assert ctx3.curves == ctx.curves
+    assert not ckpt.exists()
+
+
+def test_mobilenetv2_loads_the_mirror_weights_strictly():
+    model = load_pretrained()
+    assert sum(p.numel() for p in model.parameters()) == 2_223_872
+    assert len(model.state_dict()) == 312
+    assert set(model.state_dict()) == set(MobileNetV2Features().state_dict())
+    with torch.no_grad():
+        assert model(torch.zeros(1, 3, 64, 64)).shape == (1, 1280)
+
+
+def _miniature(root, classes=3, per_class=3, size=40):
+    rng = np.random.default_rng(0)
+    for d in ("amazon", "dslr", "webcam"):
+        for c in range(classes):
+            folder = root / d / "images" / f"class_{c}"
+            folder.mkdir(parents=True)
+            for k in range(per_class):
+                img = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
+                img[..., c] = 200
+                Image.fromarray(img).save(folder / f"frame_{k:04d}.jpg")
+
+
+@pytest.mark.parametrize("da", ["DANN", "CDAN", "MDD"])
+def test_office_path_end_to_end_on_a_generated_miniature(isolated, monkeypatch, da):
+    _miniature(isolated / "office31")
+    monkeypatch.setenv("FEDREPRO_OFFICE31", str(isolated / "office31"))
+    cfg = {"task": "A->W", "algorithm": "FedMM", "da": da, "seed": 0, "rounds": 2,
+           "local_steps": 2, "eval_every": 1, "batch": 4, "image_size": 32}
+    ctx = RunContext("fedmm.table1", cfg, 3)
+    m = run_office_cell(cfg, ctx)
+    assert ctx.curves["round"] == [1.0, 2.0]
+    assert set(m) == {"best_acc", "final_acc", "r_conv", "argmax_round"}
+    assert 0 <= m["best_acc"] <= 1 and m["r_conv"] in (1.0, 2.0)
+    cached = list((isolated / "cache" / "fedmm").glob("office31_*_32_*.npy"))
+    assert len(cached) == 2 and np.load(cached[0]).shape == (9, 1280)

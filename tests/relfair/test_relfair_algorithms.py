@@ -1,0 +1,220 @@
+"""The client-update engine and the six methods: loop oracle == vectorized path, gradients
+against torch.nn, messages, reductions, validation and determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.core.partition import dirichlet_label_split
+from repro.relfair.algorithms import (
+    DRFA,
+    METHODS,
+    SAFL,
+    DRFAHyper,
+    FedAvg,
+    FedAvgHyper,
+    SAFLHyper,
+    ScaffPDIA,
+    ScaffPDIAHyper,
+    TrainSetup,
+    make_algorithm,
+)
+from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.engine import ClientEngine
+from repro.relfair.messages import (
+    SERVER_TO_CLIENT,
+    ControlBroadcast,
+    DeltaReport,
+    LossControlReport,
+    ModelBroadcast,
+    payload_tensors,
+)
+from repro.relfair.models import init_params
+from repro.relfair.problem import draw_round, split_clients
+from repro.relfair.training import client_metrics
+
+D_IN, N_CLIENTS = 30, 10
+SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """As the runner does: on 2 shared cores, intra-op threads only add contention."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 10, 1500)
+    X = rng.normal(size=(1500, D_IN)).astype(np.float32)
+    X[np.arange(1500), y] += 2.0  # learnable Gaussian clusters
+    parts = dirichlet_label_split(y, N_CLIENTS, 0.5, rng)
+    parts[0] = parts[0][:6]  # one client smaller than the batch: draws with replacement
+    return split_clients(X, y, parts, rng)
+
+
+def _alg(method, data, backend, seed=3):
+    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(11))
+    return make_algorithm(method, ClientEngine(data, backend), theta0,
+                          torch.Generator().manual_seed(seed), local_steps=5, setup=SETUP)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_loop_oracle_equals_vectorized_after_5_rounds(data, method):
+    a, b = _alg(method, data, "loop"), _alg(method, data, "vectorized")
+    a.run(5)
+    b.run(5)
+    diff = max(float((p - q).abs().max()) for p, q in zip(a.state.theta, b.state.theta,
+                                                          strict=True))
+    assert diff <= 1e-6
+    assert np.abs(a.state.lam - b.state.lam).max() <= 1e-6
+    assert a.state.round == b.state.round == 6
+
+
+def test_gradients_match_torch_nn(data):
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
+    draws = draw_round(data, 1, SETUP.batch, 50, 0.5, torch.Generator().manual_seed(2))
+    losses, grads = ClientEngine(data, "vectorized").gradients_at(theta, draws, 0)
+    for i in range(data.n):
+        l1, l2 = torch.nn.Linear(D_IN, 50), torch.nn.Linear(50, 10)
+        with torch.no_grad():
+            l1.weight.copy_(theta[0].T)
+            l1.bias.copy_(theta[1])
+            l2.weight.copy_(theta[2].T)
+            l2.bias.copy_(theta[3])
+        idx = draws.idx[0, i]
+        h = torch.relu(l1(data.X_train[idx])) * draws.mask[0, i]
+        loss = torch.nn.functional.cross_entropy(l2(h), data.y_train[idx])
+        loss.backward()
+        assert abs(float(loss.detach()) - float(losses[i])) <= 1e-6
+        for g, ref in zip(grads, (l1.weight.grad.T, l1.bias.grad, l2.weight.grad.T,
+                                  l2.bias.grad), strict=True):
+            assert float((g[i] - ref).abs().max()) <= 1e-6
+
+
+def test_draw_round_indices(data):
+    draws = draw_round(data, 4, 8, 50, 0.5, torch.Generator().manual_seed(0))
+    assert draws.idx.shape == (4, data.n, 8) and draws.mask.shape == (4, data.n, 8, 50)
+    assert set(torch.unique(draws.mask).tolist()) <= {0.0, 2.0}
+    offs = data.train_offsets
+    for i in range(data.n):
+        block = draws.idx[:, i]
+        assert int(block.min()) >= offs[i] and int(block.max()) < offs[i + 1]
+        if offs[i + 1] - offs[i] >= 8:  # without replacement
+            assert all(len(set(row.tolist())) == 8 for row in block)
+    assert data.train_sizes[0] == 4 and data.val_sizes[0] == 2  # floor(0.8 * 6) = 4
+
+
+def test_scaff_pd_ia_messages(data):
+    alg = _alg("Scaff-PD-IA", data, "vectorized")
+    msgs = alg.step()
+    assert [type(m) for m in msgs] == [ModelBroadcast, LossControlReport, ControlBroadcast,
+                                       DeltaReport]
+    model_shapes = [tuple(p.shape) for p in alg.state.theta]
+    for m in msgs:
+        if isinstance(m, SERVER_TO_CLIENT):  # theta and c^r only: lambda never leaves
+            assert [tuple(t.shape) for t in payload_tensors(m)] == model_shapes
+        else:  # one row per client; model-sized tensors or one scalar per client, no data
+            for t in payload_tensors(m):
+                assert t.shape[0] == data.n
+                assert tuple(t.shape[1:]) in set(model_shapes) | {()}
+    assert msgs[1].losses.shape == (data.n,)
+
+
+@pytest.mark.parametrize("method", ["FedAvg", "SAFL", "DRFA"])
+def test_baseline_messages_carry_models_and_scalars_only(data, method):
+    alg = _alg(method, data, "vectorized")
+    msgs = alg.step()
+    model_shapes = [tuple(p.shape) for p in alg.state.theta]
+    assert isinstance(msgs[0], ModelBroadcast)
+    for m in msgs:
+        for t in payload_tensors(m):
+            shape = tuple(t.shape)
+            if isinstance(m, SERVER_TO_CLIENT):
+                assert shape in model_shapes
+            else:
+                assert shape[0] == data.n and shape[1:] in set(model_shapes) | {()}
+
+
+def test_scaffold_keeps_uniform_weights_and_sends_no_losses(data):
+    alg = _alg("Scaffold", data, "vectorized")
+    for _ in range(3):
+        msgs = alg.step()
+        assert msgs[1].losses is None
+        assert np.array_equal(alg.state.lam, np.full(data.n, 1 / data.n))
+
+
+def test_scaff_pd_dual_stays_in_capped_simplex_and_ia_in_lambda_phi(data):
+    pd, ia = _alg("Scaff-PD", data, "vectorized"), _alg("Scaff-PD-IA", data, "vectorized")
+    pd.run(3)
+    ia.run(3)
+    assert pd.state.lam.min() >= 0 and pd.state.lam.max() <= 1 / (0.2 * data.n) + 1e-15
+    assert RelativeAmbiguitySet(data.n, 0.2, 0.2, 0.2).contains(ia.state.lam)
+    assert not np.array_equal(ia.state.lam, np.full(data.n, 1 / data.n))
+
+
+def test_dual_step_uses_extrapolated_losses(data):
+    """Line 8-9: lambda^{r+1} = Proj(lambda^r + sigma ((1+vs) L^r - vs L^{r-1}))."""
+    alg = _alg("Scaff-PD-IA", data, "vectorized")
+    alg.step()
+    lam1, L1 = alg.state.lam.copy(), alg.state.prev_losses.copy()
+    msgs = alg.step()
+    L2 = msgs[1].losses
+    amb = alg.hyper.ambiguity
+    expected = amb.project(lam1 + 1e-3 * (2 * L2 - L1))
+    assert np.abs(alg.state.lam - expected).max() <= 1e-15
+
+
+def test_same_seed_same_run_and_different_seed_differs(data):
+    runs = [_alg("DRFA", data, "vectorized", seed=s) for s in (4, 4, 5)]
+    for r in runs:
+        r.run(2)
+    assert all(torch.equal(p, q) for p, q in zip(runs[0].state.theta, runs[1].state.theta,
+                                                 strict=True))
+    assert not torch.equal(runs[0].state.theta[0], runs[2].state.theta[0])
+
+
+@pytest.mark.parametrize("cls,kwargs,name", [
+    (ScaffPDIAHyper, {"eta": 0.0}, "eta"), (ScaffPDIAHyper, {"tau": -1.0}, "tau"),
+    (ScaffPDIAHyper, {"sigma": 0.0}, "sigma"), (ScaffPDIAHyper, {"local_steps": 0}, "local_steps"),
+    (FedAvgHyper, {"lr": 0.0}, "lr"), (SAFLHyper, {"sigma": -1.0}, "sigma"),
+    (DRFAHyper, {"gamma": 0.0}, "gamma"), (TrainSetup, {"dropout": 1.0}, "dropout"),
+])
+def test_hyperparameter_validation(cls, kwargs, name):
+    if cls in (ScaffPDIAHyper, SAFLHyper, DRFAHyper):
+        kwargs = {"ambiguity": RelativeAmbiguitySet(10, 0.2, 0.2, 0.2), **kwargs}
+    with pytest.raises(ValueError, match=name):
+        cls(**kwargs)
+
+
+def test_wrong_hyper_type_and_size(data):
+    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(0))
+    eng = ClientEngine(data)
+    with pytest.raises(TypeError):
+        FedAvg(eng, SAFLHyper(RelativeAmbiguitySet(10, 0.2, 0.2, 0.0)), theta0,
+               torch.Generator())
+    with pytest.raises(ValueError, match="ambiguity.n"):
+        ScaffPDIA(eng, ScaffPDIAHyper(RelativeAmbiguitySet(7, 0.2, 0.2, 0.2)), theta0,
+                  torch.Generator())
+    with pytest.raises(ValueError, match="method"):
+        make_algorithm("FedProx", eng, theta0, torch.Generator())
+    assert isinstance(make_algorithm("SAFL", eng, theta0, torch.Generator()), SAFL)
+    assert isinstance(make_algorithm("DRFA", eng, theta0, torch.Generator()), DRFA)
+
+
+def test_client_metrics_hand_example():
+    losses = np.array([1.0, 2.0, 3.0, 4.0, 10.0])
+    accs = np.array([0.9, 0.5, 0.7, 0.1, 1.0])
+    m = client_metrics(losses, accs, alpha=0.4)  # floor(0.4 * 5) = 2 clients per group
+    assert m["acc_all"] == pytest.approx(0.64, abs=1e-15)
+    assert m["acc_worst20"] == pytest.approx(0.3, abs=1e-15)
+    assert m["acc_best20"] == pytest.approx(0.95, abs=1e-15)
+    assert m["R_AB"] == pytest.approx(7.0 / 1.5, abs=1e-14)
+    pair_sum = np.abs(losses[:, None] - losses[None, :]).sum()
+    assert m["gini"] == pytest.approx(pair_sum / (2 * 25 * 4.0), abs=1e-14)

@@ -1,0 +1,47 @@
+"""The constrfl theory checks (spec constrfl.md §8) pass at small size with their margins."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from theory import registry
+
+CHECKS = ["constrfl.resolvent_firm_nonexpansive", "constrfl.admm_linear_rate",
+          "constrfl.theorem31_output", "constrfl.lemma31_bounded_iterates",
+          "constrfl.theorem32_outer_complexity", "constrfl.lemma41_local_lipschitz",
+          "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates"]
+
+
+def test_every_constrfl_check_is_registered():
+    registry.load_check_modules()
+    assert sorted(n for n in registry.registered() if n.startswith("constrfl.")) == sorted(CHECKS)
+
+
+def _extra(name, d):
+    if name == "constrfl.resolvent_firm_nonexpansive":
+        crit = d["criteria (value, tolerance)"]
+        assert crit["firm_nonexpansive_normalized_margin"][0] > 0.0
+        assert crit["cvxpy_argmin_gap"][0] <= 1e-5
+    elif name == "constrfl.admm_linear_rate":
+        for f in d["fits"]:
+            assert f["rate"] < 1 and f["R2"] >= 0.95
+            assert f["rate"] <= f["bound max(q, r_exact)"] + 0.05
+        slow_q = [f for f in d["fits"] if f["q"] == 0.9 and f["exact_rate"] < 0.8]
+        assert slow_q and all(abs(f["rate"] - 0.9) < 0.02 for f in slow_q)
+    elif name == "constrfl.mistyped_statements":
+        assert all(d["printed_forms_fail"])
+    elif name == "constrfl.lemma41_local_lipschitz":
+        assert all(g >= 3 for g in d["growth_ratios"].values())
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_check_passes_with_nonnegative_margin(name):
+    (r,) = [r for r in registry.run_checks(name, size="small") if r.name == name]
+    assert r.passed, r.details
+    assert math.isfinite(r.worst_margin) and r.worst_margin >= 0
+    statuses = r.ground_truth.get("statuses")
+    if statuses is not None:
+        assert set(statuses) == {"optimal"}
+    _extra(name, r.details)

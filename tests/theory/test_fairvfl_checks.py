@@ -1,0 +1,46 @@
+"""The Fair VFL theory checks pass at small size (the same functions `python -m theory` runs)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from theory.registry import load_check_modules, registered, seed_for
+
+load_check_modules()
+NAMES = sorted(n for n in registered() if n.startswith("fairvfl."))
+
+
+@cache
+def _result(name):
+    return registered()[name].func(seed_for(name), "small")
+
+
+def test_all_fairvfl_checks_registered():
+    assert set(NAMES) >= {"fairvfl.lemma1_primal_progress", "fairvfl.lemma2_dual_progress",
+                          "fairvfl.lemma3_lyapunov", "fairvfl.fixed_point_kkt",
+                          "fairvfl.rotation_invariance", "fairvfl.masked_weights_tuple",
+                          "fairvfl.label_leak", "fairvfl.constants",
+                          "fairvfl.rate_gap_bounds"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fairvfl_check_passes_small(name):
+    res = _result(name)
+    assert res.passed, (res.worst_margin, res.details)
+    assert res.worst_margin >= 0 and res.instances > 0
+
+
+def test_lemma2_and_3_fail_with_beta_as_printed():
+    """§10.8 item 1: with beta = the dual step (0.1) the inequalities are violated."""
+    for name in ("fairvfl.lemma2_dual_progress", "fairvfl.lemma3_lyapunov"):
+        res = _result(name)
+        assert res.details["reading_A_fails"] is True
+        assert res.details["margins"]["A_beta_is_step/worst"] < -0.5
+
+
+def test_lemma1_is_vacuous_at_paper_step_for_q4_and_q7():
+    res = _result("fairvfl.lemma1_primal_progress")
+    v = res.details["paper_eta_100"]
+    assert v["vacuous_Q1"] is False and v["vacuous_Q4"] is True and v["vacuous_Q7"] is True

@@ -1,0 +1,54 @@
+"""FedMM theory checks T1-T3 at size "small" (N = 2, d1 = 3, d2 = 2)."""
+
+from __future__ import annotations
+
+import json
+
+from theory import registry
+
+
+def _run(name):
+    (r,) = [r for r in registry.run_checks(name, "small") if r.name == name]
+    assert r.passed, (r.name, r.details)
+    assert r.worst_margin >= 0 and r.instances > 0
+    assert r.ground_truth["solver"] == "closed form"
+    json.dumps(r.to_dict(), allow_nan=False)
+    return r
+
+
+def test_fedmm_t1_fixed_point_is_the_global_saddle():
+    r = _run("fedmm.t1_fixed_point")
+    assert r.details["settled_runs"] >= 10
+    assert r.details["contractions_not_settled"] == 0
+    assert max(r.details["worst_errors"].values()) <= 1e-9
+
+
+def test_fedmm_t3_counterexamples_are_shown():
+    r = _run("fedmm.t3_propositions")
+    m = r.details["margins"]
+    assert m["prop34_fails_t0"] > 0.1  # Props 3/4 at t = 0: residual >> 1e-6
+    assert m["eta3_half_prop12_fails_t_2_3"] > 0  # eta3 = 0.5 breaks Props 1/2
+    assert r.details["per_seed"][0]["prop12"] <= 1e-10
+
+
+def test_fedmm_t2_bias_grows_with_p():
+    r = _run("fedmm.t2_drift")
+    e = r.details["relative_errors"]
+    assert e["FedAvgGDA M=20 p=0.5"] <= 1e-9 < 1e-3 <= e["FedAvgGDA M=20 p=0.75"]
+    assert e["FedAvgGDA M=20 p=0.75"] < e["FedAvgGDA M=20 p=1.0"]
+    assert e["FedMM M=20 p=1.0"] <= 1e-9
+
+
+def test_fedmm_t4_lemma1_false_as_printed_true_index_corrected():
+    r = _run("fedmm.t4_lemma1")
+    assert r.details["violations_literal_exact"] == r.details["runs"] > 0
+    assert r.details["violations_literal_surrogate"] > 0
+    assert max(g["c_index_corrected"] for g in r.details["max_gap_per_run"].values()) <= 1e-10
+
+
+def test_fedmm_t8_sufficient_mu_range_is_astronomical():
+    r = _run("fedmm.t8_mu_range")
+    for row in r.details["per_instance"].values():
+        assert abs(row["mu2_low"] - row["mu2_high"]) <= 1e-9 * row["mu2_low"]  # one point
+        assert abs(row["l"] * row["B"] - max(row["L12"], row["L22"])) <= 1e-12
+        assert row["mu1_min"] > 1e14

@@ -1,0 +1,38 @@
+"""relfair theory checks (spec relfair §8) at size "small"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theory import registry
+from theory.relfair_majorization import counterexample
+from theory.relfair_skewness import exact_limit, printed_prop5
+
+NAMES = {"relfair.dual_step_projection", "relfair.majorization_bounds", "relfair.skewness",
+         "relfair.monotonicity", "relfair.phi_selection", "relfair.convergence",
+         "relfair.generalization_terms"}
+
+
+def test_relfair_checks_pass_small():
+    results = {r.name: r for r in registry.run_checks("relfair.", "small")}
+    assert set(results) == NAMES
+    for r in results.values():
+        assert r.passed, (r.name, r.details)
+        assert r.worst_margin >= 0
+    assert results["relfair.dual_step_projection"].ground_truth["statuses"] == {"optimal": 12}
+
+
+def test_prop5_erratum_values():
+    """spec §8b table: exact 5 / 8.125 / 25 vs printed 4.4 / 7.525 / 24.4 at alpha = 0.2."""
+    for phi, exact, printed in ((0.0, 5.0, 4.4), (0.2, 8.125, 7.525), (0.5, 25.0, 24.4)):
+        assert abs(exact_limit(0.2, phi) - exact) <= 1e-12
+        assert abs(printed_prop5(0.2, phi) - printed) <= 1e-12
+    assert abs(exact_limit(0.5, 0.2) - printed_prop5(0.5, 0.2)) <= 1e-12
+    assert abs(exact_limit(0.7, 0.2) - 1.8112) <= 1e-4
+
+
+def test_majorization_counterexample():
+    ce = counterexample()
+    assert np.allclose(ce["R"], [0.1, 0.2]) and np.allclose(ce["lower"], [0.1, 0.35])
+    assert np.allclose(ce["upper"], [-0.3, 0.2])
+    assert ce["lower_violated"] and ce["upper_violated"]

@@ -1,0 +1,73 @@
+"""Paper 003, Lemma 4.1 / Remark 4.1 (spec constrfl.md §8.6): with the global constraint
+``c_0(w) = ||w||^2 - 1``, the gradient
+``grad P_{0,k}(w) = 2[mu_0 + beta(||w||^2 - 1)]_+ w + (w - w^k)/((n+1)beta)``
+is Lipschitz on every ball B(0, R) but with a constant growing like R^2 (only locally
+Lipschitz, Assumption 2(b)).
+
+For R ∈ {1, 2, 4, 8, 16}: 2000 pairs in B(0, R) (half of them close radial pairs at radius ≈ R),
+``L̂(R) = max ||grad P(u) - grad P(v)|| / ||u - v||``. Pass: (i) ``L̂(R) <= L_bound(R) =
+2(mu_0 + beta max(1, R^2-1)) + 4 beta R^2 + 1/((n+1)beta)``; (ii) ``L̂(R) >= 0.9 λ_max(R)``,
+``λ_max(R) = 2(mu_0 + beta(R^2-1)) + 4 beta R^2 + 1/((n+1)beta)`` (radial Hessian eigenvalue)
+where ``R^2 >= 1 - mu_0/beta``; (iii) ``L̂(2R)/L̂(R) >= 3`` for R >= 4; (iv) grad c_0 is
+2-Lipschitz (every ratio equals 2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.constrfl.merit import Merit
+from repro.constrfl.problems import qp_ball
+from theory.registry import register
+from theory.result import CheckResult
+
+RADII = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def _pairs(rng, d, R, count):
+    half = count // 2
+    u = rng.standard_normal((half, d))
+    u *= (R * rng.random((half, 1)) ** (1 / d)) / np.linalg.norm(u, axis=1, keepdims=True)
+    v = rng.standard_normal((half, d))
+    v *= (R * rng.random((half, 1)) ** (1 / d)) / np.linalg.norm(v, axis=1, keepdims=True)
+    dirs = rng.standard_normal((count - half, d))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    r1 = R * (1 - 1e-4 * rng.random((count - half, 1)))
+    r2 = r1 - 1e-4 * R
+    return np.concatenate([u, r1 * dirs]), np.concatenate([v, r2 * dirs])
+
+
+@register("constrfl.lemma41_local_lipschitz", paper="003 constrfl",
+          claim="grad P_0 is Lipschitz on balls with constant Θ(R^2): locally, not globally")
+def check(seed: int, size: str) -> CheckResult:
+    rng = np.random.default_rng(seed)
+    problem = qp_ball(rng)
+    d, n, beta, mu0 = problem.d, problem.n, 2.0, 0.5
+    prox = 1 / ((n + 1) * beta)
+    count = 400 if size == "small" else 2000
+    merit = Merit(problem.server, np.full((1, 1), mu0), rng.standard_normal(d), beta, prox)
+    rows, margins, lhat = [], [], {}
+    for R in RADII:
+        U, V = _pairs(rng, d, R, count)
+        gu = np.concatenate([merit.grad(u[None]) for u in U])
+        gv = np.concatenate([merit.grad(v[None]) for v in V])
+        ratio = np.linalg.norm(gu - gv, axis=1) / np.linalg.norm(U - V, axis=1)
+        lhat[R] = float(ratio.max())
+        bound = 2 * (mu0 + beta * max(1.0, R * R - 1)) + 4 * beta * R * R + prox
+        lam = 2 * (mu0 + beta * (R * R - 1)) + 4 * beta * R * R + prox
+        margins.append((bound - lhat[R]) / bound)
+        if R * R >= 1 - mu0 / beta:
+            margins.append((lhat[R] - 0.9 * lam) / lam)
+        gc = 2 * (U - V)
+        c_ratio = np.linalg.norm(gc, axis=1) / np.linalg.norm(U - V, axis=1)
+        margins.append(1e-12 - float(np.max(np.abs(c_ratio - 2))))
+        rows.append({"R": R, "L_hat": lhat[R], "L_bound": bound, "lambda_max": lam})
+    growth = {R: lhat[2 * R] / lhat[R] for R in RADII if 2 * R in lhat and R >= 4}
+    margins += [g - 3 for g in growth.values()]
+    margin = min(margins)
+    return CheckResult(
+        name="constrfl.lemma41_local_lipschitz", claim="0.9 λ_max(R) <= L̂(R) <= L_bound(R); "
+        "L̂(2R)/L̂(R) >= 3 for R >= 4; grad c_0 2-Lipschitz", paper="003 constrfl",
+        equation="Lemma 4.1, Remark 4.1", instances=len(RADII) * count,
+        worst_margin=float(margin), ground_truth={"solver": "closed form"},
+        passed=bool(margin >= 0), details={"radii": rows, "growth_ratios": growth})
