@@ -21,8 +21,7 @@ def test_paper_benchmarks_register_where_main_reads_them():
     import sys
 
     out = subprocess.run([sys.executable, "-c", (
-        "import runpy, sys; sys.argv = ['x', '--only', 'none']; "
-        "import repro.core.bench as b; b.load_benchmarks(); "
+        "import repro.core.bench as b; "
         "from repro import bench; print(bench.benchmark is b.benchmark)")],
         capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"
