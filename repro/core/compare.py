@@ -5,9 +5,10 @@ the CSVs named in its ``reported`` field and maps its records to rows through ``
 
 Verdicts
 --------
-``match``        |reproduced − reported| <= the paper's std, or, when the paper gives none,
-                 the stated tolerance (the experiment's, else half a unit in the last digit the
-                 paper printed);
+``match``        |reproduced − reported| <= the paper's std (at least half a unit in the last
+                 digit it printed: ``-0.23 ± 4.65e-6`` is only known to ±0.005), or, when the
+                 paper gives no std, the stated tolerance (the experiment's, else half a unit
+                 in the last printed digit);
 ``within_noise`` not a match, but |difference| <= 2 × our std over seeds;
 ``deviates``     neither; the reason links its ``docs/deviations.md`` entry;
 ``not_run``      nothing reproduced yet; the reason says why and links the entry.
@@ -95,12 +96,14 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
         out.update(verdict="not_run", reason=why_missing)
         return out
     mean, std, n = rep.mean, rep.std, len(rep.values)
+    # A printed mean is only known to half a unit of its last digit, however small its std.
+    printed = half_last_digit(row.text)
     if row.std:
-        tol = row.std
+        tol = max(row.std, printed)
     elif rep.tolerance is not None:
         tol = rep.tolerance
     else:
-        tol = half_last_digit(row.text)
+        tol = printed
     out.update(reproduced=mean, reproduced_std="" if math.isnan(std) else std, n_seeds=n,
                tolerance=tol)
     if math.isnan(row.value) or math.isnan(mean):

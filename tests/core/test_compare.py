@@ -53,6 +53,9 @@ def test_verdict_rules():
     # paper std given: within it is a match
     assert verdict_for(_row("0.27", 0.01), _rep([0.279]), "")["verdict"] == "match"
     assert verdict_for(_row("0.27", 0.01), _rep([0.281]), "")["verdict"] == "deviates"
+    # a std finer than the printing: the printed precision (0.005) bounds the tolerance
+    assert verdict_for(_row("0.27", 1e-6), _rep([0.2749]), "")["verdict"] == "match"
+    assert verdict_for(_row("0.27", 1e-6), _rep([0.2751]), "")["verdict"] == "deviates"
     # no std: half a unit of the last printed digit (0.005)
     assert verdict_for(_row("0.27"), _rep([0.2749]), "")["verdict"] == "match"
     assert verdict_for(_row("0.27"), _rep([0.2751]), "")["verdict"] == "deviates"
