@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SCALE ?= auto
 JOBS ?= 2
 EXTRAS ?= dev,dist
-THEORY_SIZE ?= default
+THEORY_SIZE ?= $(if $(filter smoke,$(SCALE)),small,default)
 
 .PHONY: setup test lint theory paper-figures figures compare data bench clean
 

@@ -60,8 +60,8 @@ def _cvxpy_inner(X, groups, lam, mu):
           claim="Fair VFL converges to the exact fixed point (KKT point for c = 0) for every Q")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
-    n_inst = 1 if size == "small" else 3
-    T = 3000 if size == "small" else 8000
+    n_inst = 1 if size == "small" else 2
+    T = 3000 if size == "small" else 6000
     statuses: Counter = Counter()
     worst, rows, skipped = np.inf, [], 0
     for i in range(n_inst):

@@ -136,11 +136,11 @@ def test_every_linked_deviation_anchor_exists():
 
 
 def test_table4_and_table3_smoke_feed_the_comparison(tmp_path):
+    import dataclasses
+
     from repro.core import registry
     from repro.core.compare import compare
     from repro.core.runner import run_experiments
-
-    import dataclasses
 
     exps = {n: registry.get(n) for n in ("constrfl.table3", "constrfl.table4")}
     # n = 1 cells only (the n = 5 smoke cells add nothing to what is asserted here).
