@@ -17,6 +17,7 @@ from collections import Counter
 import cvxpy as cp
 import numpy as np
 
+from repro.core.groundtruth import clarabel_settings, solve_clarabel
 from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.analysis import (
     NoConvexRoot,
@@ -34,8 +35,8 @@ from theory.result import CheckResult
 
 # The exponential-cone solve occasionally ends optimal_inaccurate at one tolerance and optimal
 # at a neighbouring one; every setting tried is listed and the one used is recorded.
-CLARABEL_TRIES = [{"tol_gap_abs": t, "tol_gap_rel": t, "tol_feas": t, "max_iter": 500}
-                  for t in (1e-10, 1e-9, 1e-8)]
+CLARABEL_TOLERANCES = (1e-10, 1e-9, 1e-8)
+CLARABEL_TRIES = [clarabel_settings(t) for t in CLARABEL_TOLERANCES]
 # Label noise 3.0 instead of §10.1's 0.3: with 0.3 the n = 200 instances are nearly separable
 # and |D(theta_unc)| is so large that no multiplier with nonnegative weights reaches eps
 # (§10.6 item 4), which would leave the check without an exact ground truth.
@@ -49,11 +50,8 @@ def _cvxpy_inner(X, groups, lam, mu):
     th = cp.Variable(X.shape[1])
     obj = cp.sum(cp.multiply(w, cp.logistic(-cp.multiply(groups.y, X @ th))))
     prob = cp.Problem(cp.Minimize(obj + 0.5 * mu * cp.sum_squares(th)))
-    for k, settings in enumerate(CLARABEL_TRIES):
-        prob.solve(solver=cp.CLARABEL, **settings)
-        if prob.status == "optimal":
-            return prob, th.value, k
-    return prob, th.value, len(CLARABEL_TRIES)
+    k = solve_clarabel(prob, CLARABEL_TOLERANCES)
+    return prob, th.value, k
 
 
 @register("fairvfl.fixed_point_kkt", paper="000/001 fairvfl",
