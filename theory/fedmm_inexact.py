@@ -7,7 +7,7 @@ local stationarity matrix K_i + mu I), so ||grad L_i||^2 = eps exactly; e has a 
 direction (numpy Generator) per client and round. G(eps) = mean over t > T/2 of
 ||grad Phi(omega0^t)||^2, T = 400, eps in {1e-2, ..., 1e-10}. Pass: the OLS slope of log G on
 log eps lies in [0.9, 1.1] and max/min of G/eps <= 10, on every seed. Part (ii) of T7 (local
-GDA stopped at a tolerance) is not implemented.
+GDA stopped at a tolerance) is :mod:`theory.fedmm_tolerance_gda`.
 """
 
 from __future__ import annotations
