@@ -36,16 +36,60 @@ def _results_arg(p: argparse.ArgumentParser) -> None:
                    help="run-record directory (default: $FEDREPRO_RESULTS or ./results)")
 
 
+EPILOG = """\
+examples:
+  repro list                                  experiments, their scales, cells and cost
+  repro run core.demo --scale smoke -v        run one experiment (seconds)
+  repro run 'constrfl.*' --scale smoke        every experiment of a paper (glob)
+  repro run all --jobs 2                      everything missing, SCALE=auto (hours)
+  repro figures --scale smoke                 tables and figures from the saved records
+  repro compare --scale smoke                 comparison.md, claims.md, REPORT.md
+  repro theory --size small                   the theory checks (theory.md)
+  repro data verify                           sha256 of every data file
+
+results: figures/REPORT.md (start here), comparison.md, claims.md, theory.md, bench.md
+(`make bench`). Records: $FEDREPRO_RESULTS (./results); outputs: $FEDREPRO_FIGURES
+(./figures). Using an algorithm on your own data: docs/usage.md.
+"""
+
+
+SUBCOMMAND_EXAMPLES = {
+    "list": ["repro list"],
+    "run": ["repro run core.demo --scale smoke -v", "repro run 'relfair.*' --scale smoke",
+            "repro run all --jobs 2", "repro run constrfl.table4 --scale paper --force",
+            "repro run all --backend dask --address tcp://HOST:8786 --jobs 32"],
+    "figures": ["repro figures core.demo --scale smoke", "repro figures --out /tmp/figs"],
+    "compare": ["repro compare --scale smoke"],
+    "data": ["repro data verify", "repro data fetch adult"],
+    "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
+}
+
+
+def _command(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """A subcommand whose own ``--help`` repeats its summary and shows examples."""
+    examples = "\n".join(f"  {e}" for e in SUBCOMMAND_EXAMPLES[name])
+    p = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                       epilog=f"examples:\n{examples}",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    # -v after the subcommand too (`repro run NAME -v`); SUPPRESS keeps a -v given before it
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="-v: one line per cell; -vv: every logged round")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="repro", description="Reproduce the fedrepro papers' tables, figures and claims.")
+        prog="repro", description="Reproduce the fedrepro papers' tables, figures and claims "
+        "(papers 000-004: fairvfl, relfair, constrfl, fedmm).", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="-v: one line per cell; -vv: every logged round")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands")
 
-    sub.add_parser("list", help="list registered experiments, their scales and cost")
+    _command(sub, "list", help="list registered experiments, their scales and cost")
 
-    p = sub.add_parser("run", help="run an experiment's cells (skips recorded ones)")
+    p = _command(sub, "run", help="run an experiment's cells (skips recorded ones)")
     p.add_argument("name", help="experiment name, a glob such as 'constrfl.*', or 'all'")
     _scale_arg(p)
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (default: 1)")
@@ -60,25 +104,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _results_arg(p)
 
-    p = sub.add_parser("figures", help="render tables and figures from saved records")
-    p.add_argument("name", nargs="?", default="all")
+    p = _command(sub, "figures", help="render tables and figures from saved records")
+    p.add_argument("name", nargs="?", default="all",
+                   help="experiment name, a glob such as 'relfair.*', or 'all' (default)")
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
 
-    p = sub.add_parser("compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
+    p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
                                        "REPORT.md")
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
 
-    p = sub.add_parser("data", help="verify or fetch the raw data files")
-    p.add_argument("action", choices=("verify", "fetch"))
+    p = _command(sub, "data", help="verify or fetch the raw data files")
+    p.add_argument("action", choices=("verify", "fetch"),
+                   help="verify: check the sha256 of every manifest file (missing and corrupt "
+                        "files are listed); fetch: download what is missing into the cache, "
+                        "then verify")
     p.add_argument("datasets", nargs="*", help="limit to these datasets (default: all)")
 
-    p = sub.add_parser("theory", help="run the theory checks (same as python -m theory)")
+    p = _command(sub, "theory", help="run the theory checks (same as python -m theory)")
     p.add_argument("--only", default=None, help="glob over check names")
-    p.add_argument("--size", default="default", choices=("small", "default"))
+    p.add_argument("--size", default="default", choices=("small", "default"),
+                   help="small: the instances the tests use (about a minute); default: the "
+                        "full checks (default: %(default)s)")
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     return parser
 
@@ -96,11 +146,26 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _select(pattern: str):
+    """``registry.select``, whose error for an unknown name lists the known ones, plus the
+    closest names when the pattern looks like a typo."""
+    import difflib
+
+    from repro.core.registry import load_all, select
+
+    try:
+        return select(pattern)
+    except KeyError as exc:
+        close = difflib.get_close_matches(pattern, list(load_all()), n=3, cutoff=0.6)
+        if not close:
+            raise
+        raise KeyError(f"{exc.args[0]}\ndid you mean: {', '.join(close)}?") from None
+
+
 def cmd_run(args) -> int:
-    from repro.core.registry import select
     from repro.core.runner import run_experiments
 
-    summaries = run_experiments(select(args.name), args.scale, jobs=args.jobs,
+    summaries = run_experiments(_select(args.name), args.scale, jobs=args.jobs,
                                 backend=args.backend, force=args.force, out=args.results,
                                 progress=not args.no_progress, address=args.address)
     for s in summaries:
@@ -124,11 +189,10 @@ def _collected(args):
 
 
 def cmd_figures(args) -> int:
-    from repro.core.registry import select
     from repro.core.runner import collect
 
     out = args.out or figures_dir()
-    for exp in select(args.name):
+    for exp in _select(args.name):
         scale = exp.resolve_scale(args.scale)
         recs = collect(exp, scale, args.results)
         if exp.render is None:

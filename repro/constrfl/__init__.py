@@ -1,4 +1,40 @@
 """Paper 003 (He, Peng, Sun, TMLR 2024): federated learning with convex global and local
 constraints. Algorithm 1 (proximal augmented Lagrangian, `proxal`), Algorithm 2 (inexact ADMM,
 `admm`), Algorithm 3 (centralised cProx-AL, `cproxal`), the problems of Sections 5 and E.2
-(`problems`) and the experiments of Tables 1-4 and Figures 1-2 (`experiments`)."""
+(`problems`) and the experiments of Tables 1-4 and Figures 1-2 (`experiments`).
+
+Public names (imported on first use, see :mod:`repro.core.exports`)::
+
+    from repro.constrfl import ProxAL, ProxALConfig, Problem, QuadraticBlock, LogisticBlock
+
+``ProxAL`` is :class:`~repro.constrfl.proxal.FedProxAL` (Algorithm 1), ``CProxAL`` is
+:class:`~repro.constrfl.cproxal.CentralProxAL` (Algorithm 3). A user's own problem is a
+:class:`Problem` of a server block and client blocks: :class:`QuadraticBlock`,
+:class:`LogisticBlock`, or an object of your own with their methods (values, gradients and
+Hessians of f_i and c_i over a batch of parties). Example: ``docs/usage.md``.
+"""
+
+from repro.core.exports import lazy_exports
+
+_EXPORTS = {
+    # Algorithm 1 and its state
+    "FedProxAL": "proxal", "ProxAL": "proxal:FedProxAL", "ProxALState": "proxal",
+    # Algorithm 2 (one subproblem (12)) and its parties
+    "InexactADMM": "admm", "ADMMResult": "admm", "ClientSide": "admm", "ServerSide": "admm",
+    # Algorithm 3
+    "CentralProxAL": "cproxal", "CProxAL": "cproxal:CentralProxAL", "CentralState": "cproxal",
+    # hyperparameters
+    "ProxALConfig": "config", "reference_flags": "config",
+    # the problem interface and the paper's problems
+    "Problem": "problems", "QuadraticBlock": "blocks", "LogisticBlock": "blocks",
+    "Merit": "merit", "neyman_pearson": "problems", "fairness": "problems",
+    "lcqp_paper": "problems", "lcqp_reference": "problems", "qp_ball": "problems",
+    "np_small": "problems", "unit_sphere_w0": "problems",
+    # Definition 1
+    "kkt_residuals": "optimality",
+    # the messages of the protocol
+    "Broadcast": "messages", "InitialUpload": "messages", "ClientUpload": "messages",
+    "DualChange": "messages",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

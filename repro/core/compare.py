@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -196,21 +197,73 @@ def _fmt(x: object) -> str:
     return str(x)
 
 
-def _markdown(rows: list[dict]) -> str:
-    lines = ["# Reported vs reproduced", "",
-             f"{len(rows)} reported numbers. Verdicts: `match` (within the paper's std or the "
-             "stated tolerance), `within_noise` (within 2 of our std over seeds), `deviates`, "
-             f"`not_run`. Every `deviates` and `not_run` links its entry in `{DEVIATIONS}`.",
-             "", "## Summary", "", "| paper | " + " | ".join(VERDICTS) + " | total |",
+_DEVIATION_LINK = re.compile(r"(?<![\[(/])docs/deviations\.md(#[\w-]+)?")
+
+
+def linked(reason: str) -> str:
+    """A reason for a Markdown table in ``figures/``: its ``docs/deviations.md#anchor``
+    references become links (relative to ``figures/``), pipes are escaped."""
+    text = reason.replace("|", "\\|")
+    return _DEVIATION_LINK.sub(lambda m: f"[{m.group(0)}](../{m.group(0)})", text)
+
+
+def deviation_causes(rows: list[dict]) -> Counter:
+    """Deviating rows per cause: the ``docs/deviations.md`` anchor their reason links (the
+    whole reason where it links none)."""
+    causes: Counter = Counter()
+    for r in rows:
+        if r["verdict"] == "deviates":
+            m = _DEVIATION_LINK.search(r["reason"])
+            causes[m.group(0) if m else (r["reason"] or "(no reason given)")] += 1
+    return causes
+
+
+def _summary_table(rows: list[dict]) -> list[str]:
+    lines = ["| paper | " + " | ".join(VERDICTS) + " | total |",
              "|---|" + "---|" * (len(VERDICTS) + 1)]
-    counts = summary(rows)
     total: Counter = Counter()
-    for paper, c in counts.items():
+    for paper, c in summary(rows).items():
         total.update(c)
         lines.append(f"| {paper} | " + " | ".join(str(c[v]) for v in VERDICTS)
                      + f" | {sum(c.values())} |")
     lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
                  + f" | {sum(total.values())} |")
+    return lines
+
+
+def _ours(r: dict) -> str:
+    if r["reproduced"] == "":
+        return ""
+    return _fmt(r["reproduced"]) + (f" ± {_fmt(r['reproduced_std'])}"
+                                    if r["reproduced_std"] != "" else "")
+
+
+def _theirs(r: dict) -> str:
+    return r["reported"] + (f" ± {_fmt(r['reported_std'])}" if r["reported_std"] != "" else "")
+
+
+def _markdown(rows: list[dict]) -> str:
+    deviating = [r for r in rows if r["verdict"] == "deviates"]
+    lines = ["# Reported vs reproduced", "",
+             f"{len(rows)} reported numbers; verdict counts per paper:", "",
+             *_summary_table(rows), "",
+             "Verdicts: `match` (within the paper's std or the stated tolerance), "
+             "`within_noise` (within 2 of our std over seeds), `deviates`, `not_run`. Every "
+             f"`deviates` and `not_run` row links its entry in `{DEVIATIONS}`. Sections: "
+             "[the deviating rows](#deviating-rows), then every table in full.", "",
+             "## Deviating rows", ""]
+    if deviating:
+        lines += [f"{len(deviating)} rows deviate. By cause:", "",
+                  "| cause | rows |", "|---|---|"]
+        lines += [f"| {linked(cause)} | {n} |"
+                  for cause, n in deviation_causes(rows).most_common()]
+        lines += ["", "| experiment | key | metric | reported | reproduced | n | tol | reason |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
+                  f"{_ours(r)} | {r['n_seeds']} | {_fmt(r['tolerance'])} | "
+                  f"{linked(r['reason'])} |" for r in deviating]
+    else:
+        lines.append("No row deviates.")
     by_table: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
         by_table[(r["experiment"], r["table"])].append(r)
@@ -219,12 +272,9 @@ def _markdown(rows: list[dict]) -> str:
                   "| key | metric | reported | reproduced | n | tol | verdict | reason |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in rs:
-            rep = r["reported"] + (f" ± {_fmt(r['reported_std'])}" if r["reported_std"] != ""
-                                   else "")
-            ours = "" if r["reproduced"] == "" else _fmt(r["reproduced"]) + (
-                f" ± {_fmt(r['reproduced_std'])}" if r["reproduced_std"] != "" else "")
-            lines.append(f"| {r['key']} | {r['metric']} | {rep} | {ours} | {r['n_seeds']} | "
-                         f"{_fmt(r['tolerance'])} | {r['verdict']} | {r['reason']} |")
+            lines.append(f"| {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | "
+                         f"{r['n_seeds']} | {_fmt(r['tolerance'])} | {r['verdict']} | "
+                         f"{linked(r['reason'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -250,8 +300,13 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
     lines = ["# Qualitative claims", "",
              "| experiment | claim | source | measured | verdict | scale |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {r['experiment']} | {r['claim']} | {r['source']} | {r['measured']} | "
-              f"{r['verdict']} | {r['scale']} |" for r in rows]
+
+    def cell(x: object) -> str:  # a '|' inside a measured text would split the row
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    lines += ["| " + " | ".join(cell(r[k]) for k in ("experiment", "claim", "source",
+                                                      "measured", "verdict", "scale")) + " |"
+              for r in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -67,7 +67,9 @@ def write_overview(experiments: dict[str, Experiment],
     lines = ["# fedrepro report", "",
              "Every paper's outputs, its reported-vs-reproduced verdicts "
              "([comparison.md](comparison.md)), its qualitative claims ([claims.md](claims.md)) "
-             "and its theory checks ([theory.md](theory.md)).", "",
+             "and its theory checks ([theory.md](theory.md))."
+             + (" Speed of the vectorized paths against their loop oracles: "
+                "[bench.md](bench.md)." if (out_dir / "bench.md").is_file() else ""), "",
              "| paper | experiments | match | within_noise | deviates | not_run | claims pass/fail "
              "| theory pass/fail | compute time |", "|---|---|---|---|---|---|---|---|---|"]
     sections = []

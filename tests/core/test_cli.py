@@ -52,3 +52,46 @@ def test_bad_jobs_is_a_clear_error_before_any_work(isolated, capsys):
     assert main(["run", "core.demo", "--scale", "smoke", "--jobs", "0"]) == 2
     assert "jobs must be >= 1, got 0" in capsys.readouterr().err
     assert not (isolated / "results").exists()
+
+
+def _subparsers(parser):
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+def test_every_argument_has_help_and_every_command_examples(capsys):
+    parser = build_parser()
+    assert "examples:" in parser.epilog and "figures/REPORT.md" in parser.epilog
+    subs = _subparsers(parser)
+    assert sorted(subs) == sorted(SUBCOMMANDS)
+    for name, p in [("repro", parser), *subs.items()]:
+        for action in p._actions:
+            if action.dest not in ("help", "command"):
+                assert action.help, f"{name}: {action.dest} has no help"
+    for name, p in subs.items():
+        assert p.description and p.epilog.startswith("examples:\n  repro " + name)
+        # every example parses
+        for line in p.epilog.splitlines()[1:]:
+            import shlex
+
+            parser.parse_args(shlex.split(line.strip())[1:])
+    for line in parser.epilog.splitlines()[1:]:
+        if line.startswith("  repro "):
+            import shlex
+
+            parser.parse_args(shlex.split(line.split("  ")[1].strip())[1:])
+
+
+def test_unknown_experiment_lists_the_known_ones(capsys):
+    from repro.core.registry import load_all
+
+    assert main(["run", "constrfl.tabel1"]) == 2
+    err = capsys.readouterr().err
+    known, suggestion = err.split("known: ", 1)[1].strip().split("\n")
+    assert known.split(", ") == list(load_all())
+    assert "core.demo" in known and "constrfl.table1" in known
+    assert suggestion.startswith("did you mean: constrfl.table1")
+    assert main(["figures", "nope"]) == 2
+    assert "no experiment matches 'nope'; known: " in capsys.readouterr().err

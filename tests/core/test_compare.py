@@ -130,3 +130,93 @@ def test_not_run_cells_carry_the_data_reason():
     assert rows[0]["verdict"] == "not_run"
     assert "data unavailable" in rows[0]["reason"]
     assert "docs/deviations.md#data-unavailable" in rows[0]["reason"]
+
+
+def _synthetic_rows() -> list[dict]:
+    """Rows of three papers with every verdict, two deviation causes and a reason with a
+    pipe character."""
+    rows = []
+    spec = {"000_a.txt": ("match", "match", "not_run"),
+            "002_b.txt": ("deviates", "within_noise", "deviates", "not_run", "not_run"),
+            "003_c.txt": ("deviates", "match", "within_noise")}
+    reasons = {"deviates": ["see docs/deviations.md#relfair-table-1-deviations",
+                            "docs/deviations.md#constrfl-table-1-data",
+                            "under-trained | see docs/deviations.md#relfair-table-1-deviations"],
+               "not_run": ["not run: data; see docs/deviations.md#data-unavailable"] * 3}
+    used = {"deviates": 0, "not_run": 0}
+    for paper, verdicts in spec.items():
+        for i, v in enumerate(verdicts):
+            reason = ""
+            if v in used:
+                reason = reasons[v][used[v]]
+                used[v] += 1
+            rows.append({"experiment": f"p{paper[:3]}.t1", "paper_file": paper, "table": "1",
+                         "key": f"row={i}", "metric": "m", "reported": "0.5",
+                         "reported_std": "", "reproduced": "" if v == "not_run" else 0.7,
+                         "reproduced_std": "", "n_seeds": 0 if v == "not_run" else 2,
+                         "tolerance": "" if v == "not_run" else 0.005, "verdict": v,
+                         "reason": reason, "scale": "smoke"})
+    return rows
+
+
+def _table_after(md: str, heading_line: str) -> list[list[str]]:
+    """Cells of the first Markdown table after ``heading_line``."""
+    lines = md[md.index(heading_line):].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("| "))
+    out = []
+    for ln in lines[start:]:
+        if not ln.startswith("|"):
+            break
+        if not ln.startswith("|---"):
+            out.append([c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]])
+    return out
+
+
+def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
+    from collections import Counter
+
+    from repro.core.compare import VERDICTS, write_comparison
+
+    rows = _synthetic_rows()
+    md_path, csv_path = write_comparison(rows, tmp_path)
+    md = md_path.read_text()
+    first_table = md.index("\n|")
+    assert "##" not in md[:first_table]  # the counts table comes before any section
+    table = _table_after(md, "# Reported vs reproduced")
+    assert table[0] == ["paper", *VERDICTS, "total"]
+    with open(csv_path, newline="") as f:
+        written = list(csv.DictReader(f))
+    for line in table[1:-1]:
+        c = Counter(r["verdict"] for r in written if r["paper_file"] == line[0])
+        assert [int(x) for x in line[1:]] == [c[v] for v in VERDICTS] + [sum(c.values())]
+    assert [line[0] for line in table[1:-1]] == ["000_a.txt", "002_b.txt", "003_c.txt"]
+    total = Counter(r["verdict"] for r in written)
+    assert table[-1] == ["**all**", "3", "2", "3", "3", "11"]
+    assert [int(x) for x in table[-1][1:-1]] == [total[v] for v in VERDICTS]
+
+
+def test_comparison_lists_every_deviating_row_with_its_linked_reason(tmp_path):
+    from repro.core.compare import write_comparison
+
+    rows = _synthetic_rows()
+    md = write_comparison(rows, tmp_path)[0].read_text()
+    assert "3 rows deviate. By cause:" in md
+    causes = _table_after(md, "3 rows deviate. By cause:")
+    link = "[docs/deviations.md#{0}](../docs/deviations.md#{0})"
+    assert causes == [["cause", "rows"], [link.format("relfair-table-1-deviations"), "2"],
+                      [link.format("constrfl-table-1-data"), "1"]]
+    listed = _table_after(md, "| experiment | key | metric | reported | reproduced | n |")
+    assert [(r[0], r[1]) for r in listed[1:]] == [
+        (r["experiment"], r["key"]) for r in rows if r["verdict"] == "deviates"]
+    assert listed[3][-1] == ("under-trained \\| see "
+                             + link.format("relfair-table-1-deviations"))
+    # the deviating rows come before the full tables
+    assert md.index("## Deviating rows") < md.index("## p000.t1")
+
+
+def test_comparison_without_deviations_says_so(tmp_path):
+    from repro.core.compare import write_comparison
+
+    rows = [r for r in _synthetic_rows() if r["verdict"] != "deviates"]
+    md = write_comparison(rows, tmp_path)[0].read_text()
+    assert "## Deviating rows\n\nNo row deviates." in md

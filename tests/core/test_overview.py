@@ -32,3 +32,13 @@ def test_overview_counts(tmp_path):
     assert "| core | 0 | 0 | 0 | 0 | 0 | 0/0 | 1/0 | 0m00s |" not in text  # core not listed
     assert "[tex](constrfl_table4.tex)" in text
     assert "**constrfl.table4** (paper): QP; 2 cells recorded" in text
+
+
+def test_overview_links_bench_only_when_written(tmp_path):
+    exp = Experiment(name="constrfl.table4", title="QP", paper="003",
+                     cells=lambda s: [{"t": 0}], run_cell=lambda c, ctx: CellResult({}))
+    text = write_overview({exp.name: exp}, {}, [], [], tmp_path).read_text()
+    assert "bench.md" not in text
+    (tmp_path / "bench.md").write_text("# Benchmarks\n")
+    text = write_overview({exp.name: exp}, {}, [], [], tmp_path).read_text()
+    assert "[bench.md](bench.md)" in text

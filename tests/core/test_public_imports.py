@@ -1,0 +1,95 @@
+"""Short public import paths of the four paper packages (issue 8, item 5)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+PACKAGES = ("constrfl", "relfair", "fairvfl", "fedmm")
+ALGORITHMS = {
+    "constrfl": ("ProxAL", "FedProxAL", "InexactADMM", "CProxAL", "CentralProxAL"),
+    "relfair": ("ScaffPDIA", "FedAvg", "Scaffold", "SAFL", "StochasticAFL", "DRFA", "ScaffPD"),
+    "fairvfl": ("FairVFL", "FedBCD"),
+    "fedmm": ("FedMM", "FedAvgGDA", "FedProxGDA", "FedSGDA"),
+}
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_every_public_name_resolves(pkg):
+    mod = importlib.import_module(f"repro.{pkg}")
+    assert set(ALGORITHMS[pkg]) <= set(mod.__all__)
+    assert mod.__all__ == sorted(set(mod.__all__))
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, name
+        assert name in dir(mod)
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        mod.Nope  # noqa: B018
+
+
+def test_aliases_are_the_paper_classes():
+    from repro.constrfl import CentralProxAL, CProxAL, FedProxAL, ProxAL
+    from repro.relfair import SAFL, StochasticAFL
+
+    assert ProxAL is FedProxAL and CProxAL is CentralProxAL and StochasticAFL is SAFL
+
+
+def test_importing_the_packages_has_no_registry_side_effects():
+    names = {pkg: importlib.import_module(f"repro.{pkg}").__all__ for pkg in PACKAGES}
+    code = ("import json, sys\n"
+            "import repro.constrfl, repro.relfair, repro.fairvfl, repro.fedmm\n"
+            "roots = sorted(m for m in sys.modules if m.count('.') > 1 and "
+            "m.split('.')[1] in ('constrfl', 'relfair', 'fairvfl', 'fedmm'))\n"
+            + "".join(f"from repro.{p} import {', '.join(ns)}\n" for p, ns in names.items())
+            + "print(json.dumps([roots, sorted(m for m in sys.modules "
+              "if m.startswith(('repro', 'theory')))]))")
+    roots, loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                              text=True, check=True).stdout)
+    assert roots == []  # before first use, the package roots load none of their submodules
+    assert "repro.core.registry" not in loaded
+    assert not [m for m in loaded if m.endswith(".experiments") or m.startswith("theory")]
+
+
+def test_submodules_still_import_through_the_package():
+    from repro.fairvfl import claims
+    from repro.fedmm import training
+
+    assert claims.__name__ == "repro.fairvfl.claims"
+    assert training.__name__ == "repro.fedmm.training"
+
+
+def test_fedbcd_is_fair_vfl_without_the_dual():
+    from repro.fairvfl import FairVFLParams, FedBCD, LinearBlock
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = np.where(rng.random(40) < 0.5, 1, -1)
+    y[:2] = 1
+    s = np.arange(40) % 2 == 0
+    alg = FedBCD([LinearBlock(X[:, :2]), LinearBlock(X[:, 2:])], y, s, FairVFLParams(eps=0.0))
+    assert alg.params.fair is False and alg.params.eps == 0.0
+    alg.run(5)
+    assert np.array_equal(alg.state.lam, np.zeros(2))
+
+
+def test_scaffold_and_scaff_pd_are_scaff_pd_ia_configurations():
+    import torch
+
+    from repro.relfair import ClientEngine, Scaffold, ScaffPD, ScaffPDIA, init_params, split_clients
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    engine = ClientEngine(split_clients(X, y, np.array_split(np.arange(60), 3), rng,
+                                        classes=2))
+    theta0 = init_params(3, 4, 2, torch.Generator().manual_seed(0))
+    scaffold = Scaffold(engine, theta0, torch.Generator().manual_seed(1), local_steps=2)
+    pd = ScaffPD(engine, theta0, torch.Generator().manual_seed(1), alpha=0.5)
+    assert type(scaffold) is ScaffPDIA and type(pd) is ScaffPDIA
+    assert scaffold.hyper.ambiguity.is_singleton and scaffold.hyper.local_steps == 2
+    amb = pd.hyper.ambiguity
+    assert (amb.alpha, amb.phi) == (0.5, 0.0)
+    np.testing.assert_allclose(amb.w, [2 / 3, 1 / 3, 0.0], atol=1e-12)  # Delta_0.5, n = 3
