@@ -3,9 +3,10 @@
 One per-client step is written twice: ``backend="loop"`` runs every client on its own model in a
 Python loop (the equality oracle of the tests and the baseline of ``bench.py``);
 ``backend="vectorized"`` keeps the n client models as stacked tensors and runs all clients with
-batched matrix products and one autograd call (the clients' parameters are disjoint, so the
-gradient of the summed losses holds every client's own gradient). Both take the same minibatch
-indices and dropout masks (``RoundDraws``) and agree to float32 rounding.
+batched matrix products and hand-written backpropagation
+(:func:`repro.relfair.models.stacked_loss_and_grads`), updating preallocated buffers in place.
+Both take the same minibatch indices and dropout masks (``RoundDraws``) and agree to float32
+rounding.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import torch
 from repro.core.validation import check_choice
 from repro.relfair.models import (
     Params,
+    StackedGradBuffers,
     cross_entropy_per_client,
     forward,
-    forward_stacked,
     stack,
+    stacked_loss_and_grads,
 )
 from repro.relfair.problem import ClientData, RoundDraws
 
@@ -35,6 +37,8 @@ class ClientEngine:
         self.data = data
         self.backend = backend
         self._owner = {s: data.owner(s) for s in ("train", "val")}
+        self._scratch: StackedGradBuffers | None = None
+        self._scratch_key: tuple | None = None
 
     # ----------------------------------------------------------------- stochastic gradients
     def gradients(self, params: Params, idx: torch.Tensor, mask: torch.Tensor | None
@@ -43,13 +47,10 @@ class ClientEngine:
 
         ``params`` is stacked (n, ...); ``idx`` (n, B); ``mask`` (n, B, h) or None. Train mode.
         """
+        if self.backend == "vectorized":
+            return self._stacked_gradients(params, idx, mask, None)
         X, y = self.data.X_train[idx], self.data.y_train[idx]
         with torch.enable_grad():
-            if self.backend == "vectorized":
-                P = tuple(p.detach().requires_grad_(True) for p in params)
-                losses = cross_entropy_per_client(forward_stacked(P, X, mask), y)
-                grads = torch.autograd.grad(losses.sum(), P)
-                return losses.detach(), tuple(g.detach() for g in grads)
             losses, per_client = [], []
             for i in range(self.data.n):
                 P = tuple(p[i].detach().requires_grad_(True) for p in params)
@@ -59,6 +60,18 @@ class ClientEngine:
                 losses.append(loss.detach())
             grads = tuple(torch.stack([g[k] for g in per_client]) for k in range(len(params)))
             return torch.stack(losses), grads
+
+    def _stacked_gradients(self, params: Params, idx: torch.Tensor, mask: torch.Tensor | None,
+                           buffers: StackedGradBuffers | None) -> tuple[torch.Tensor, Params]:
+        """Vectorized backend: one gather of the n minibatches (one index tensor), then
+        :func:`stacked_loss_and_grads`; with ``buffers`` the gradients alias them."""
+        n, B = idx.shape
+        if buffers is None:
+            buffers = StackedGradBuffers(params, B)
+        flat = idx.reshape(-1)
+        X = torch.index_select(self.data.X_train, 0, flat, out=buffers.X.view(n * B, -1))
+        y = self.data.y_train[flat].view(n, B)
+        return stacked_loss_and_grads(params, X.view(n, B, -1), y, mask, buffers)
 
     def gradients_at(self, theta: Params, draws: RoundDraws, step: int
                      ) -> tuple[torch.Tensor, Params]:
@@ -76,6 +89,8 @@ class ClientEngine:
         local SGD (FedAvg, DRFA). ``steps`` are the draw indices used in order. With
         ``snapshot_at = t`` the second result is the models after ``t`` steps (DRFA), else None.
         """
+        if self.backend == "vectorized":
+            return self._local_sgd_stacked(theta, lr, draws, steps, correction, snapshot_at)
         u = stack(theta, self.data.n)
         snap = u if snapshot_at == 0 else None
         for j, s in enumerate(steps, start=1):
@@ -87,14 +102,58 @@ class ClientEngine:
                 snap = u
         return u, snap
 
+    def _buffers(self, params: Params, batch: int) -> StackedGradBuffers:
+        """Scratch tensors of the local steps, kept across rounds (nothing returned aliases
+        them: local_sgd returns the models, never the gradients)."""
+        key = (batch, *(tuple(p.shape) for p in params))
+        if self._scratch_key != key:
+            self._scratch, self._scratch_key = StackedGradBuffers(params, batch), key
+        return self._scratch
+
+    def _local_sgd_stacked(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
+                           correction: Params | None, snapshot_at: int | None
+                           ) -> tuple[Params, Params | None]:
+        """:meth:`local_sgd` on stacked models updated in place: the same operations in the
+        same order as the loop (``g += correction; u -= lr * g``), no per-step allocation of
+        model-sized tensors."""
+        u = stack(theta, self.data.n)
+        snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
+        buffers = self._buffers(u, draws.idx.shape[-1])
+        for j, s in enumerate(steps, start=1):
+            _, g = self._stacked_gradients(u, draws.idx[s],
+                                           None if draws.mask is None else draws.mask[s],
+                                           buffers)
+            for ui, gi, ci in zip(u, g, correction or (None,) * len(u), strict=True):
+                if ci is not None:
+                    gi.add_(ci)
+                ui.sub_(gi.mul_(lr))
+            if snapshot_at == j:
+                snap = tuple(p.clone() for p in u)
+        return u, snap
+
     # ----------------------------------------------------------------- evaluation (eval mode)
     @torch.no_grad()
     def evaluate(self, theta: Params, split: str = "val") -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-client mean cross-entropy and accuracy of one model on a whole split (A6)."""
+        """Per-client mean cross-entropy and accuracy of one model on a whole split (A6).
+
+        The loop backend evaluates each client on its own rows (the oracle of the segment sums
+        below); the vectorized one runs the model over the concatenated split in chunks and sums
+        per client with ``index_add``.
+        """
         X = self.data.X_train if split == "train" else self.data.X_val
         y = self.data.y_train if split == "train" else self.data.y_val
-        owner = self._owner[split]
         n = self.data.n
+        if self.backend == "loop":
+            offs = self.data.train_offsets if split == "train" else self.data.val_offsets
+            losses, accs = torch.empty(n, dtype=torch.float64), torch.empty(n, dtype=torch.float64)
+            for i in range(n):
+                logits = forward(theta, X[offs[i]:offs[i + 1]])
+                yy = y[offs[i]:offs[i + 1]]
+                ce = torch.nn.functional.cross_entropy(logits, yy, reduction="none")
+                losses[i] = ce.double().mean()
+                accs[i] = (logits.argmax(dim=1) == yy).double().mean()
+            return losses, accs
+        owner = self._owner[split]
         loss_sum = torch.zeros(n, dtype=torch.float64)
         correct = torch.zeros(n, dtype=torch.float64)
         for lo in range(0, X.shape[0], 16384):

@@ -218,3 +218,23 @@ def test_client_metrics_hand_example():
     assert m["R_AB"] == pytest.approx(7.0 / 1.5, abs=1e-14)
     pair_sum = np.abs(losses[:, None] - losses[None, :]).sum()
     assert m["gini"] == pytest.approx(pair_sum / (2 * 25 * 4.0), abs=1e-14)
+
+
+def test_phi_zero_ia_is_scaff_pd_for_any_b(data):
+    """phi = 0: Lambda_0(Delta_alpha, B) = Delta_alpha whatever B, so Scaff-PD-IA runs Scaff-PD's
+    DRO algorithm bit for bit (spec §1.5, §3.5; A7)."""
+    pd = _alg("Scaff-PD", data, "vectorized")
+    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(11))
+    for beta in (0.2, 0.5, 1.0):
+        amb = RelativeAmbiguitySet(data.n, 0.2, beta, 0.0)
+        k = int(np.floor(0.2 * data.n + 1e-12))
+        assert np.array_equal(np.sort(amb.w)[::-1][:k], np.full(k, 1 / (0.2 * data.n)))
+        assert np.abs(np.sort(amb.w)[::-1][k:]).max(initial=0.0) <= 1e-15
+        ia = ScaffPDIA(ClientEngine(data, "vectorized"), ScaffPDIAHyper(amb, local_steps=5),
+                       theta0, torch.Generator().manual_seed(3), SETUP)
+        ia.run(3)
+        if beta == 0.2:
+            pd.run(3)
+        assert all(torch.equal(p, q) for p, q in zip(ia.state.theta, pd.state.theta,
+                                                     strict=True))
+        assert np.array_equal(ia.state.lam, pd.state.lam)
