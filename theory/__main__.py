@@ -2,7 +2,10 @@
 
 Usage::
 
-    python -m theory [--only PATTERN] [--size small|default] [--out figures]
+    python -m theory [--only PATTERN] [--size small|default] [--out figures] [--update]
+
+``--update`` keeps the checks of an earlier ``theory.json`` (same size) that this run did not
+select, so one paper's checks can be rerun without rerunning everyone's.
 
 Exit status: 0 when every selected check passed, 1 when any failed, 2 when ``--only`` matched
 no check.
@@ -17,6 +20,7 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from theory.registry import SIZES, run_checks
 from theory.result import CheckResult, jsonable
@@ -82,6 +86,30 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
     return "\n".join(out)
 
 
+def _from_json(value: Any) -> Any:
+    if value in ("nan", "inf", "-inf"):
+        return float(value)
+    return value
+
+
+def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[CheckResult]:
+    """This run's results plus the earlier file's results of checks not rerun, in name order.
+
+    An earlier file of another size is ignored (its margins are not comparable)."""
+    if not path.is_file():
+        return results
+    earlier = json.loads(path.read_text())
+    if earlier.get("size") != size:
+        print(f"--update: {path} has size {earlier.get('size')!r}, not {size!r}; ignored",
+              file=sys.stderr)
+        return results
+    names = {r.name for r in results}
+    kept = [CheckResult(**{k: _from_json(v) if k == "worst_margin" else v
+                           for k, v in d.items()})
+            for d in earlier.get("checks", []) if d["name"] not in names]
+    return sorted(results + kept, key=lambda r: r.name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m theory", description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=None, metavar="PATTERN",
@@ -89,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="default", choices=SIZES)
     parser.add_argument("--out", default="figures", type=Path,
                         help="folder for theory.md and theory.json (default: figures)")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the earlier theory.json's results (same size) of the checks "
+                             "this run does not select")
     args = parser.parse_args(argv)
 
     results = run_checks(args.only, args.size)
@@ -97,9 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     versions = package_versions()
     print(render_table(results))
+    if args.update:
+        results = _merge_earlier(results, args.out / "theory.json", args.size)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "theory.md").write_text(render_markdown(results, versions, args.size))
-    payload = {"size": args.size, "pattern": args.only, "versions": versions,
+    pattern = f"{args.only} (merged into earlier results)" if args.update else args.only
+    payload = {"size": args.size, "pattern": pattern, "versions": versions,
                "checks": [r.to_dict() for r in results]}
     (args.out / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
     failed = [r.name for r in results if not r.passed]
