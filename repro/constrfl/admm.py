@@ -26,7 +26,7 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.constrfl.messages import Broadcast, ClientUpload, InitialUpload
-from repro.constrfl.subsolvers import ExactQuadratic, solve
+from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, solve
 
 __all__ = ["ADMMResult", "ClientSide", "InexactADMM", "ServerSide", "choose_method"]
 
@@ -45,11 +45,17 @@ def choose_method(block, solver: str) -> str:
 class _BlockSolver:
     """Solves ``min P(u) + <lin, u> + (rho/2)||u - ctr||^2`` for every party of one block."""
 
-    def __init__(self, merit: Merit, rho: float, method: str, backend: str):
+    def __init__(self, merit: Merit, rho: float, method: str, backend: str,
+                 cache: FactorCache | None = None):
         self.merit, self.rho, self.method, self.backend = merit, rho, method, backend
         if method == "exact":
-            Q, p = merit.quadratic_form()
-            self.exact = ExactQuadratic(Q, p, rho, factorize=backend == "vectorized")
+            fast = backend == "vectorized"
+            if fast and cache is not None:      # Q and its factors: once per Algorithm-1 run
+                Q, factors = cache.get(merit, rho)
+            else:
+                Q, factors = merit.quadratic_matrix(), None
+            self.exact = ExactQuadratic(Q, merit.quadratic_linear(), rho, factorize=fast,
+                                        factors=factors)
 
     def __call__(self, U0, lin, ctr, tol):
         if self.method == "exact":
@@ -77,10 +83,11 @@ class ClientSide:
     ``merits`` is a list of blocks (clients of equal size form one vectorized block).
     """
 
-    def __init__(self, merits: list[Merit], rho: float, config: ProxALConfig, backend: str):
+    def __init__(self, merits: list[Merit], rho: float, config: ProxALConfig, backend: str,
+                 factor_cache: FactorCache | None = None):
         self.merits, self.rho, self.config = merits, rho, config
-        self.solvers = [_BlockSolver(m, rho, choose_method(m.block, config.solver), backend)
-                        for m in merits]
+        self.solvers = [_BlockSolver(m, rho, choose_method(m.block, config.solver), backend,
+                                     factor_cache) for m in merits]
         self.U: list[np.ndarray] = []
         self.Lam: list[np.ndarray] = []
         self.solver_iterations = 0
@@ -131,11 +138,12 @@ class ServerSide:
     """The server's half of Algorithm 2: P_0, the aggregation (18) and the stop test (23)."""
 
     def __init__(self, merit: Merit, rho: float, n_blocks: int, config: ProxALConfig,
-                 backend: str):
+                 backend: str, factor_cache: FactorCache | None = None):
         self.merit, self.config = merit, config
         self.rho_total = rho * n_blocks
         self.solver = _BlockSolver(merit, self.rho_total,
-                                   choose_method(merit.block, config.solver), backend)
+                                   choose_method(merit.block, config.solver), backend,
+                                   factor_cache)
         self.w: np.ndarray | None = None
         self.u_tilde: np.ndarray | None = None
         self.residual = 0.0

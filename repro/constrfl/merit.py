@@ -51,16 +51,22 @@ class Merit:
 
     def grad(self, W: np.ndarray) -> np.ndarray:
         a = _plus(self.block, self._s(W))
-        return (self.block.grad_f(W) + np.einsum("bkd,bk->bd", self.block.jac_c(W), a)
-                + self.prox * (W - self.center))
+        if hasattr(self.block, "lagrangian_grad"):   # one pass over the rows (logistic blocks)
+            g = self.block.lagrangian_grad(W, a)
+        else:
+            g = self.block.grad_f(W) + np.einsum("bkd,bk->bd", self.block.jac_c(W), a)
+        return g + self.prox * (W - self.center)
 
     def hess(self, W: np.ndarray) -> np.ndarray:
         s = self._s(W)
         a = _plus(self.block, s)
-        J = self.block.jac_c(W)
         active = np.ones_like(s) if self.block.equality else (s > 0).astype(float)
-        H = (self.block.hess_f(W) + self.block.hess_c_weighted(W, a)
-             + self.beta * np.einsum("bki,bk,bkj->bij", J, active, J))
+        if hasattr(self.block, "lagrangian_hess"):   # one pass over the rows (logistic blocks)
+            H, J = self.block.lagrangian_hess(W, a)
+        else:
+            J = self.block.jac_c(W)
+            H = self.block.hess_f(W) + self.block.hess_c_weighted(W, a)
+        H = H + self.beta * np.matmul(J.transpose(0, 2, 1) * active[:, None, :], J)
         H[:, np.arange(W.shape[1]), np.arange(W.shape[1])] += self.prox
         return H
 
@@ -69,16 +75,29 @@ class Merit:
 
         ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (spec §4.3).
         """
-        blk = self.block
-        if not blk.quadratic_merit:
+        return self.quadratic_matrix(), self.quadratic_linear()
+
+    def _check_quadratic(self):
+        if not self.block.quadratic_merit:
             raise ValueError("quadratic_form needs linear equality constraints")
-        b, d = blk.size, blk.d
-        Q = self.beta * np.einsum("bki,bkj->bij", blk.G, blk.G)
+        return self.block
+
+    def quadratic_matrix(self) -> np.ndarray:
+        """``Q = A + beta CᵀC + prox I``: independent of ``mu^k`` and ``w^k``."""
+        blk = self._check_quadratic()
+        d = blk.d
+        Q = self.beta * np.matmul(blk.G.transpose(0, 2, 1), blk.G)     # batched BLAS
         if blk.A is not None:
-            Q = Q + blk.A
+            Q += blk.A
         Q[:, np.arange(d), np.arange(d)] += self.prox
+        return Q
+
+    def quadratic_linear(self) -> np.ndarray:
+        """``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (moves with the outer iteration)."""
+        blk = self._check_quadratic()
+        b, d = blk.size, blk.d
         p = (np.einsum("bkd,bk->bd", blk.G, self.mu + self.beta * blk.r)
              - self.prox * np.broadcast_to(self.center, (b, d)))
         if blk.bvec is not None:
             p = p + blk.bvec
-        return Q, p
+        return p

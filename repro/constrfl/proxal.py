@@ -22,6 +22,7 @@ from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.messages import DualChange
 from repro.constrfl.problems import Problem
+from repro.constrfl.subsolvers import FactorCache
 
 __all__ = ["FedProxAL", "ProxALState"]
 
@@ -60,6 +61,9 @@ class FedProxAL:
               else [np.array(m, dtype=float) for m in mus])
         self.state = ProxALState(0, self.w_init.copy(), m0, ms)
         self.last_admm = None
+        # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
+        # Cholesky factors are computed once per run (spec §10), not once per Algorithm-2 call.
+        self.factor_cache = FactorCache()
 
     @property
     def prox(self) -> float:
@@ -80,8 +84,8 @@ class FedProxAL:
         server_m, client_ms = self.merits(s.w)
         if c.server_as_client:
             client_ms = [*client_ms, server_m]
-        clients = ClientSide(client_ms, c.rho, c, self.backend)
-        server = ServerSide(server_m, c.rho, clients.n, c, self.backend)
+        clients = ClientSide(client_ms, c.rho, c, self.backend, self.factor_cache)
+        server = ServerSide(server_m, c.rho, clients.n, c, self.backend, self.factor_cache)
         start = self.w_init if c.admm_init == "w0" else s.w
         admm = InexactADMM(server, clients, tau, start, q=c.q, t_max=c.t_max,
                            eps_floor=c.eps_floor, keep_history=self.keep_admm_history)

@@ -11,7 +11,8 @@ from theory import registry
 CHECKS = ["constrfl.resolvent_firm_nonexpansive", "constrfl.admm_linear_rate",
           "constrfl.theorem31_output", "constrfl.lemma31_bounded_iterates",
           "constrfl.theorem32_outer_complexity", "constrfl.lemma41_local_lipschitz",
-          "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates"]
+          "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates",
+          "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total"]
 
 
 def test_every_constrfl_check_is_registered():
@@ -32,6 +33,17 @@ def _extra(name, d):
         assert slow_q and all(abs(f["rate"] - 0.9) < 0.02 for f in slow_q)
     elif name == "constrfl.mistyped_statements":
         assert all(d["printed_forms_fail"])
+    elif name == "constrfl.lemma42_admm_bounds":
+        assert d["lemma42_margin_relative"] > 0 and d["eq72_log_slack_min"] > 0
+        assert d["lemma42_printed_form_margin_relative"] <= d["lemma42_margin_relative"]
+        assert d["max_inner_residual_over_eps"] <= 1.0 + 1e-9
+        for r in d["runs"]:
+            assert r["stopped"] and r["rounds"] <= r["bound74_iterates"] <= r["bound74_Q29"]
+            assert 0 < r["q_r_iterates"] < 1
+    elif name == "constrfl.theorem32_inner_total":
+        for r in d["runs"]:
+            assert all(rounds <= t_k for rounds, t_k in r["rounds_and_T_k"])
+            assert r["total_rounds"] <= r["sum_T_k_83"] <= r["rhs84"]
     elif name == "constrfl.lemma41_local_lipschitz":
         assert all(g >= 3 for g in d["growth_ratios"].values())
 

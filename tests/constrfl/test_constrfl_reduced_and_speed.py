@@ -1,0 +1,137 @@
+"""The reduced scale's protocol, the factor cache of the LCQP client step, and the fused
+(one pass over the rows) logistic Lagrangian derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from repro.constrfl import exp_fair, exp_np
+from repro.constrfl.blocks import sigmoid
+from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.merit import Merit
+from repro.constrfl.problems import lcqp_reference, np_small, unit_sphere_w0
+from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, cholesky_factors
+from repro.core.registry import get
+
+
+def _key(c):
+    return tuple(sorted((k, v) for k, v in c.items() if k not in ("trial", "k_max")))
+
+
+def test_table1_reduced_cells_are_paper_cells_with_fewer_trials_or_a_smaller_k_cap():
+    paper = exp_np.cells("paper")
+    reduced = exp_np.cells("reduced")
+    # 40 breast-cancer-wisc + 10 monks-1 n=1 + 3x3 monks-1 n>=5 + 3 adult-a n=1 + 3 adult-a n>=5
+    assert len(reduced) == 65
+    paper_keys = {_key(c) for c in paper}
+    assert {_key(c) for c in reduced} == paper_keys      # every (dataset, n) of the table
+    full = [c for c in reduced if c in paper]
+    assert len(full) == 50 and {c["dataset"] for c in full} == {"breast-cancer-wisc",
+                                                                  "monks-1"}
+    capped = [c for c in reduced if c not in paper]
+    assert all(c["k_max"] == exp_np.REDUCED_K == 10 and c["t_max"] == 300 for c in capped)
+    assert {(c["dataset"], c["n"]): None for c in capped}.keys() == {
+        ("monks-1", 5), ("monks-1", 10), ("monks-1", 20), ("adult-a", 1), ("adult-a", 5),
+        ("adult-a", 10), ("adult-a", 20)}
+    assert sorted(c["trial"] for c in capped if c["dataset"] == "adult-a" and c["n"] > 1) == [
+        0, 0, 0]
+
+
+def test_table2_and_figures_reduced_keep_both_hyperparameter_sets_and_full_data():
+    cells = exp_fair.cells("reduced")
+    assert len(cells) == 8
+    assert {c["hyper"] for c in cells} == {"paper", "script"}
+    assert {c["n"] for c in cells} == {1, 5, 10, 20}
+    assert all(c["subsample"] == 0 and c["t_max"] == 50 and c["k_max"] == 10 for c in cells)
+    assert [c["n"] for c in exp_fair.fig_cells("reduced")] == [5, 10, 20]
+    f1 = {c["dataset"]: c["k_max"] for c in exp_np.fig_cells("reduced")}
+    assert f1 == {"breast-cancer-wisc": 100, "monks-1": 10, "adult-a": 10}
+    for name in ("constrfl.table1", "constrfl.table2", "constrfl.fig1", "constrfl.fig2"):
+        exp = get(name)
+        assert exp.resolve_scale("auto") == "reduced" and "reduced" in exp.cost
+
+
+class _Rec:
+    def __init__(self, **config):
+        self.config = config
+
+
+def test_reduced_rows_link_the_reduced_scale_entry_first():
+    paper = [_Rec(trial=t, k_max=100) for t in range(10)]
+    cut = [_Rec(trial=t, k_max=10) for t in range(3)]
+    assert exp_np.protocol_note(paper, "constrfl-table-1-data") == (
+        "docs/deviations.md#constrfl-table-1-data")
+    note = exp_np.protocol_note(cut, "constrfl-table-1-data")
+    assert note.startswith("reduced protocol (3 trial(s), K <= 10): "
+                           "docs/deviations.md#constrfl-reduced-scale;")
+    fair = [_Rec(trial=1, k_max=10, subsample=0)]
+    assert "#constrfl-reduced-scale" in exp_fair.protocol_note(fair)
+    assert exp_fair.protocol_note([_Rec(trial=t, k_max=300, subsample=0)
+                                   for t in range(1, 11)]).startswith("docs/deviations.md#")
+
+
+def test_factor_cache_computes_q_and_its_factor_once_per_run_and_changes_no_number():
+    problem = lcqp_reference(40, 3, 2)
+    cfg = ProxALConfig(**reference_flags("lcqp"))
+    w0 = unit_sphere_w0(40, 0)
+    alg = FedProxAL(problem, cfg, w0)
+    st = alg.run()
+    # reference mode: the client block and the server slot (D13) as ADMM clients, plus the
+    # server's own (18): three factorizations per run, reused by the other K - 1 iterations.
+    assert alg.factor_cache.misses == 3
+    assert alg.factor_cache.hits == 3 * (st.k - 1)
+    loop = FedProxAL(problem, cfg, w0, backend="loop").run()
+    assert loop.admm_rounds == st.admm_rounds
+    np.testing.assert_allclose(st.w, loop.w, atol=1e-10, rtol=0)
+
+
+def test_triangular_solves_equal_the_dense_solve_and_reject_indefinite_matrices():
+    rng = np.random.default_rng(4)
+    Q = rng.standard_normal((4, 9, 9))
+    Q = Q @ Q.transpose(0, 2, 1) + 0.1 * np.eye(9)
+    p, lin, ctr = rng.standard_normal((3, 4, 9))
+    fast = ExactQuadratic(Q, p, 0.3, factors=cholesky_factors(Q, 0.3)).solve(lin, ctr)
+    dense = np.linalg.solve(Q + 0.3 * np.eye(9), (0.3 * ctr - lin - p)[..., None])[..., 0]
+    np.testing.assert_allclose(fast, dense, atol=1e-12, rtol=0)
+    for j, c in enumerate(cholesky_factors(Q, 0.3)):
+        R = np.triu(c)
+        np.testing.assert_allclose(R.T @ R, Q[j] + 0.3 * np.eye(9), atol=1e-12)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        cholesky_factors(-Q, 0.0)
+    cache = FactorCache()
+    blk = lcqp_reference(5, 2, 1).clients[0]
+    m = Merit(blk, np.zeros((2, 1)), np.zeros(5), 10.0, 1 / 30)
+    first = cache.get(m, 1.0)
+    assert cache.get(Merit(blk, np.ones((2, 1)), np.ones(5), 10.0, 1 / 30), 1.0) is first
+    assert (cache.hits, cache.misses) == (1, 1)
+    cache.get(m, 2.0)
+    assert cache.misses == 2
+
+
+def test_fused_logistic_derivatives_equal_the_per_row_sums():
+    rng = np.random.default_rng(5)
+    blk = np_small(rng).clients[0]
+    W = rng.standard_normal((blk.size, blk.d))
+    a = np.abs(rng.standard_normal((blk.size, blk.m)))
+    g_ref = np.zeros_like(W)
+    H_ref = np.zeros((blk.size, blk.d, blk.d))
+    for b in range(blk.size):
+        for j in range(blk.X.shape[1]):
+            x = blk.X[b, j]
+            z = x @ W[b]
+            s = 1 / (1 + np.exp(-z))
+            wt = blk.fw[b, j] + a[b] @ blk.Gw[b, :, j]
+            g_ref[b] += wt * (s - blk.y[b, j]) * x
+            H_ref[b] += wt * s * (1 - s) * np.outer(x, x)
+    np.testing.assert_allclose(blk.lagrangian_grad(W, a), g_ref, atol=1e-12, rtol=0)
+    H, J = blk.lagrangian_hess(W, a)
+    np.testing.assert_allclose(H, H_ref, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(J, blk.jac_c(W), atol=1e-14, rtol=0)
+    np.testing.assert_allclose(blk.grad_f(W) + np.einsum("bkd,bk->bd", blk.jac_c(W), a),
+                               g_ref, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(blk.hess_f(W) + blk.hess_c_weighted(W, a), H_ref, atol=1e-12)
+    z = np.array([-800.0, -40.0, 0.0, 40.0, 800.0])
+    np.testing.assert_allclose(sigmoid(z), [0.0, np.exp(-40) / (1 + np.exp(-40)), 0.5,
+                                            1 / (1 + np.exp(-40)), 1.0], rtol=1e-15, atol=0)
