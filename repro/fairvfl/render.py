@@ -121,7 +121,11 @@ def render_journal_fig(records, out: Path, scale: str, stem: str) -> list[Path]:
         axes[1, j].set_yscale("log")
         axes[1, j].set_ylim(bottom=1e-4)
         for ax in axes[:, j]:
-            ax.legend(fontsize=6)
+            if rows:
+                ax.legend(fontsize=6)
+            else:  # a sweep still under way: say so rather than draw empty axes
+                ax.text(0.5, 0.5, "no records yet", transform=ax.transAxes, ha="center",
+                        va="center", color="0.4")
     model = records[0].config["model"] if records else "LM"
     fig.suptitle(f"[J] {'Fig. 1' if model == 'LM' else 'Fig. 2'} reproduced ({scale}, {model},"
                  " seed 0)")
