@@ -30,10 +30,13 @@ theory: $(STAMP)
 	$(PY) -m theory
 
 paper-figures: $(STAMP)
-	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS)
+	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS) --keep-going; \
+		echo $$? > $(VENV)/.paper-figures-run-status
 	$(VENV)/bin/repro figures --scale $(SCALE)
 	$(PY) -m theory --size $(THEORY_SIZE) || echo "some theory checks failed: see figures/theory.md"
 	$(VENV)/bin/repro compare --scale $(SCALE)
+	@test "$$(cat $(VENV)/.paper-figures-run-status)" = 0 || \
+		{ echo "some cells failed (see above and figures/comparison.md); rerun to retry"; exit 1; }
 
 figures: $(STAMP)
 	$(VENV)/bin/repro figures --scale $(SCALE)

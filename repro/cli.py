@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(ray://host:10001); default $DASK_SCHEDULER_ADDRESS / $RAY_ADDRESS, "
                         "else a local cluster of --jobs workers")
     p.add_argument("--force", action="store_true", help="recompute cells that have records")
+    p.add_argument("--keep-going", action="store_true",
+                   help="a cell that raises is recorded as failed (with its error) and the "
+                        "sweep goes on; exit status 1 at the end; the next run retries it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _results_arg(p)
 
@@ -167,12 +170,19 @@ def cmd_run(args) -> int:
 
     summaries = run_experiments(_select(args.name), args.scale, jobs=args.jobs,
                                 backend=args.backend, force=args.force, out=args.results,
-                                progress=not args.no_progress, address=args.address)
+                                progress=not args.no_progress, address=args.address,
+                                keep_going=args.keep_going)
+    failed = 0
     for s in summaries:
         print(f"{s.experiment} [{s.scale}]: {s.computed} computed, {s.cached} cached, "
               f"{s.not_run} not run")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
-            print(f"    not run: {reason}")
+            print(f"    {reason}" if reason.startswith("failed") else f"    not run: {reason}")
+        failed += sum(r.status == "failed" for r in s.records)
+    if failed:
+        print(f"{failed} cell(s) failed; their errors are in the log above and in their "
+              "records; rerun to retry them", file=sys.stderr)
+        return 1
     return 0
 
 

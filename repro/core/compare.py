@@ -161,6 +161,9 @@ def _why_missing(name: str, experiments: dict[str, Experiment],
                 f"see {DEVIATIONS}#not-yet-implemented")
     scale, recs = records.get(name, ("", []))
     reasons = sorted({r.reason for r in recs if not r.ok})
+    failed = [r for r in reasons if r.startswith("failed")]
+    if failed:
+        return f"{failed[0]}; see {DEVIATIONS}#failed-cells"
     if reasons:
         return f"not run: {reasons[0]}; see {DEVIATIONS}#data-unavailable"
     if not recs:

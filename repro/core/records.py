@@ -25,6 +25,7 @@ import numpy as np
 
 STATUS_OK = "ok"
 STATUS_NOT_RUN = "not_run"
+STATUS_FAILED = "failed"  # the cell raised; kept with its error, retried on the next run
 
 
 def canonical_json(obj: Any) -> str:

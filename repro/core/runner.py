@@ -22,6 +22,7 @@ from repro.core.data.store import REPO_ROOT, DataFileMissing, record
 from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed
 from repro.core.progress import LOGGER, cell_bar, worker_logging
 from repro.core.records import (
+    STATUS_FAILED,
     STATUS_NOT_RUN,
     RunRecord,
     load_record,
@@ -67,8 +68,12 @@ def _limit_threads() -> contextlib.AbstractContextManager:
     return threadpool_limits(limits=1)
 
 
-def run_cell(exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:
-    """Run one cell in this process and save its record."""
+def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = False
+             ) -> RunRecord:
+    """Run one cell in this process and save its record.
+
+    An exception propagates (naming the cell), unless ``keep_going``: then the cell's record
+    has status ``failed`` and the error as its reason, and a later run retries it."""
     worker_logging()
     ctx = RunContext(exp.name, cell.config, cell.seed)
     rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
@@ -82,9 +87,14 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:
             rec.reason = "data unavailable: " + str(exc).splitlines()[0]
             result = None
         except Exception as exc:
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"in cell {exp.name} {cell.config}")
-            raise
+            if not keep_going:
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"in cell {exp.name} {cell.config}")
+                raise
+            LOGGER.exception("%s %s failed", exp.name, cell.config)
+            rec.status = STATUS_FAILED
+            rec.reason = f"failed: {type(exc).__name__}: " + (str(exc).splitlines() or [""])[0]
+            result = None
     if result is not None:
         if not isinstance(result, CellResult):
             raise TypeError(f"{exp.name}.run_cell must return CellResult, got {type(result)}")
@@ -164,13 +174,15 @@ class SweepSummary:
 
 def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs: int = 1,
                     backend: str = "loky", force: bool = False, out: Path | None = None,
-                    progress: bool = True, address: str | None = None) -> list[SweepSummary]:
+                    progress: bool = True, address: str | None = None,
+                    keep_going: bool = False) -> list[SweepSummary]:
     """Run every cell of ``experiments`` at ``scale`` that has no record yet.
 
     All missing cells of all experiments go through one executor with one progress bar (with
     its estimate of the time left). Records that exist are loaded, not recomputed, unless
     ``force``; cells whose earlier record says ``not_run`` are retried, so placing missing data
-    and rerunning fills them in.
+    and rerunning fills them in. With ``keep_going`` a cell that raises is recorded as
+    ``failed`` (and retried by the next run) instead of stopping the sweep.
     """
     _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()
@@ -190,7 +202,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     try:
         if jobs == 1 and backend == "loky":
             for exp, c in todo:
-                rec = run_cell(exp, c, out)
+                rec = run_cell(exp, c, out, keep_going)
                 done[(exp.name, rec.key)] = rec
                 bar.update()
         elif todo:
@@ -199,7 +211,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                 # records are still written by the workers as each cell finishes.
                 order = "list" if backend == "ray" else "generator_unordered"
                 for rec in Parallel(return_as=order)(
-                        delayed(run_cell)(exp, c, out) for exp, c in todo):
+                        delayed(run_cell)(exp, c, out, keep_going) for exp, c in todo):
                     done[(rec.experiment, rec.key)] = rec
                     bar.update()
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,21 @@ def test_unknown_experiment_lists_the_known_ones(capsys):
     assert suggestion.startswith("did you mean: constrfl.table1")
     assert main(["figures", "nope"]) == 2
     assert "no experiment matches 'nope'; known: " in capsys.readouterr().err
+
+
+def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeypatch):
+    from repro.cli import main
+    from repro.core.compare import _why_missing
+    from repro.core.registry import load_all
+    from repro.core.runner import collect
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    monkeypatch.syspath_prepend(str(fixtures))
+    monkeypatch.setenv("FEDREPRO_PLUGINS", "sweep_plugin")
+    monkeypatch.setenv("FEDREPRO_RESULTS", str(tmp_path))
+    assert main(["run", "test.flaky", "--scale", "smoke", "--keep-going", "--no-progress"]) == 1
+    exps = load_all()
+    recs = {"test.flaky": ("smoke", collect(exps["test.flaky"], "smoke", tmp_path))}
+    why = _why_missing("test.flaky", exps, recs)
+    assert why.startswith("failed: ValueError: singular system in cell 1; see ")
+    assert why.endswith("deviations.md#failed-cells")

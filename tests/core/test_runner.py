@@ -158,3 +158,18 @@ def test_sigkill_keeps_finished_records_and_recomputes_none(tmp_path, plugins):
     recorded = {json.loads(data)["config"]["i"] for data, _ in before.values()}
     assert recorded.isdisjoint({int(line.split()[1]) for line in rerun})
     assert len(collect(exp, "smoke", tmp_path / "res")) == 8
+
+
+def test_keep_going_records_the_failed_cell_and_retries_it(isolated, plugins, monkeypatch):
+    exp = plugins["test.flaky"]
+    with pytest.raises(ValueError, match="singular system") as info:
+        run_experiment(exp, "smoke", progress=False)
+    assert any("in cell test.flaky {'i': 1}" in n for n in info.value.__notes__)
+    s = run_experiment(exp, "smoke", progress=False, keep_going=True)
+    assert [r.status for r in s.records] == ["ok", "failed", "ok"]
+    assert s.records[1].reason == "failed: ValueError: singular system in cell 1"
+    assert (s.computed, s.cached) == (2, 1)  # the first run stopped at cell 1, after cell 0
+    monkeypatch.setenv("FLAKY_FIXED", "1")
+    s = run_experiment(exp, "smoke", progress=False, keep_going=True)
+    assert (s.computed, s.cached) == (1, 2) and all(r.ok for r in s.records)
+    assert s.records[1].metrics == {"i": 1.0}
