@@ -26,7 +26,7 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.constrfl.messages import Broadcast, ClientUpload, InitialUpload
-from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, solve
+from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, NewtonBreakdown, solve
 
 __all__ = ["ADMMResult", "ClientSide", "InexactADMM", "ServerSide", "choose_method"]
 
@@ -121,7 +121,8 @@ class ClientSide:
             U_old, lam_old = self.U[b], self.Lam[b]
             U_new, res, its = solver(U_old, lam_old, w, tol)
             self.solver_iterations += int(np.sum(its))
-            self.max_residual_ratio = max(self.max_residual_ratio, float(np.max(res)) / eps)
+            if eps > 0:   # q^t underflows to 0 after ~7,000 rounds (q = 0.9, eps_floor = 0)
+                self.max_residual_ratio = max(self.max_residual_ratio, float(np.max(res)) / eps)
             lam_new = lam_old + self.rho * (U_new - w)                             # (20)
             W = np.broadcast_to(w, U_old.shape)
             lam_e = lam_new if cfg.epst_lambda == "new" else lam_old
@@ -207,8 +208,16 @@ class InexactADMM:
 
     def step(self) -> tuple[Broadcast, list[ClientUpload]]:
         eps = self.eps(self.t)
-        msg = self.server.aggregate(eps)
-        ups = self.clients.round(msg, eps)
+        try:
+            msg = self.server.aggregate(eps)
+        except NewtonBreakdown as exc:   # say where Algorithm 2 broke down (Algorithm 1 reports)
+            exc.where = f"server step (18) of ADMM round {self.t}"
+            raise
+        try:
+            ups = self.clients.round(msg, eps)
+        except NewtonBreakdown as exc:
+            exc.where = f"client step (19) of ADMM round {self.t}"
+            raise
         self.floats_down += msg.floats() * self.clients.n
         self.floats_up += sum(u.floats() for u in ups)
         total = self.server.receive(ups)

@@ -22,7 +22,8 @@ from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.messages import DualChange
 from repro.constrfl.problems import Problem
-from repro.constrfl.subsolvers import FactorCache
+from repro.constrfl.subsolvers import FactorCache, NewtonBreakdown
+from repro.core.validation import DivergenceError
 
 __all__ = ["FedProxAL", "ProxALState"]
 
@@ -89,7 +90,20 @@ class FedProxAL:
         start = self.w_init if c.admm_init == "w0" else s.w
         admm = InexactADMM(server, clients, tau, start, q=c.q, t_max=c.t_max,
                            eps_floor=c.eps_floor, keep_history=self.keep_admm_history)
-        res = admm.run()
+        try:
+            res = admm.run()
+        except NewtonBreakdown as exc:
+            # Not patched over: the paper's algorithm has no safeguard here (spec §2.6); the
+            # multipliers and the iterate have blown up
+            # (docs/deviations.md#constrfl-monks-1-with-20-clients-breakdown), so the cell
+            # fails naming the outer iteration and the sizes.
+            mu = max(float(np.max(s.mu0, initial=0.0)),
+                     *(float(np.max(m, initial=0.0)) for m in s.mus))
+            raise DivergenceError(
+                s.k, f"cond of the Newton Hessian of party {exc.party} in the "
+                f"{getattr(exc, 'where', 'ADMM')} (max mu^k = {mu:.3g}, "
+                f"||w^k||_inf = {float(np.max(np.abs(s.w))):.3g}, ||H||_2 = {exc.hess_norm:.3g}; "
+                f"singular in float64, Algorithm 1 outer iteration k = {s.k})", exc.cond) from exc
         self.last_admm = admm
         w_new = res.w
         s.admm_rounds.append(res.rounds)

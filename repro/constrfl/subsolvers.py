@@ -27,8 +27,24 @@ import scipy.optimize
 
 from repro.constrfl.merit import Merit
 
-__all__ = ["ExactQuadratic", "FactorCache", "SolveInfo", "cholesky_factors", "lbfgsb_solve",
-           "newton_solve", "solve"]
+__all__ = ["ExactQuadratic", "FactorCache", "NewtonBreakdown", "SolveInfo", "cholesky_factors",
+           "lbfgsb_solve", "newton_solve", "solve"]
+
+
+class NewtonBreakdown(np.linalg.LinAlgError):
+    """The generalized Hessian of a Newton step is singular in floating point.
+
+    In exact arithmetic ``∇²phi_j >= (prox + rho) I`` is positive definite, so this happens
+    only when the penalty part ``beta ∇c ∇cᵀ`` (rank m) and the weights ``[mu + beta c]_+``
+    are so large that ``prox + rho`` is below its round-off: a dual blow-up
+    (docs/deviations.md#constrfl-monks-1-with-20-clients-breakdown). ``party`` is the index in
+    the block; ``cond`` the 2-norm condition number and ``hess_norm`` the largest eigenvalue.
+    """
+
+    def __init__(self, party: int, cond: float, hess_norm: float) -> None:
+        super().__init__(f"Newton Hessian of party {party} is singular in float64: "
+                         f"cond = {cond:.3g}, ||H||_2 = {hess_norm:.3g}")
+        self.party, self.cond, self.hess_norm = party, cond, hess_norm
 
 
 @dataclass(frozen=True)
@@ -149,7 +165,10 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         if clip is not None:
             ev, vec = np.linalg.eigh(Hs)
             Hs = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
-        step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
+        try:
+            step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise _breakdown(Hs, idx) from exc
         f0 = _phi_value(sub, Ui, li, rho, ci)
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
@@ -166,6 +185,18 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         g[idx] = _phi_grad(sub, U[idx], li, rho, ci)
         res[idx] = np.max(np.abs(g[idx]), axis=1)
     return U, SolveInfo(res, iters, res <= tol)
+
+
+def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
+    """The worst-conditioned party of a batch whose Newton system could not be solved."""
+    with np.errstate(all="ignore"):
+        conds = np.array([np.linalg.cond(H) if np.all(np.isfinite(H)) else np.inf
+                          for H in Hs])
+    conds = np.where(np.isnan(conds), np.inf, conds)
+    j = int(np.argmax(conds))
+    H = Hs[j]
+    norm = float(np.linalg.norm(H, 2)) if np.all(np.isfinite(H)) else np.inf
+    return NewtonBreakdown(int(idx[j]), float(conds[j]), norm)
 
 
 def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
