@@ -39,15 +39,6 @@ D_IN, N_CLIENTS = 30, 10
 SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """As the runner does: on 2 shared cores, intra-op threads only add contention."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(5)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from repro.cli import main
 from repro.core.registry import get
@@ -20,14 +19,6 @@ from repro.relfair.penguins import grid_search, losses, penguin_clients
 from repro.relfair.training import run_training
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_fig1_verified_numbers():

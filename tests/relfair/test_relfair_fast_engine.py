@@ -23,14 +23,6 @@ from repro.relfair.problem import draw_round, split_clients
 D_IN, N_CLIENTS, BATCH = 40, 12, 16
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(8)
