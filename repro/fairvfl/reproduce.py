@@ -40,7 +40,10 @@ def _note(table: str, dataset: str, method: str, metric: str, eps: str, model: s
 
 
 def _rows(records, table, model, methods, metrics) -> list[Reproduced]:
-    subsampled = {r.config["dataset"] for r in records if r.config.get("subsample")}
+    if any(r.config.get("subsample") for r in records):
+        raise ValueError("the tables compare full-data records only; 'subsample' is a "
+                         "figure-only setting (docs/deviations.md, "
+                         "#fairvfl-conf-fig-2-reduced-scale)")
     out = []
     for d in DATASETS:
         for label, match, prefix, eps, kind in methods:
@@ -52,9 +55,7 @@ def _rows(records, table, model, methods, metrics) -> list[Reproduced]:
                 key = {"dataset": d, "model": model, "method": label, "epsilon": eps}
                 out.append(Reproduced(table, key, metric, tuple(scale * v for v in vals),
                                       tolerance=TOL[kind][metric],
-                                      note=(DEV + "fairvfl-journal-table-1-reduced-scale"
-                                            if d in subsampled else
-                                            _note(table, d, label, metric, eps, model))))
+                                      note=_note(table, d, label, metric, eps, model)))
     return out
 
 

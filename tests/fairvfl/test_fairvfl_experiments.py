@@ -43,10 +43,9 @@ def test_all_experiments_registered_with_both_scales():
     exps = load_all()
     for name in NAMES:
         assert name in exps and {"smoke", "paper"} <= set(exps[name].scales)
-    assert "reduced" in exps["fairvfl.journal_table1"].scales
-    reduced = journal_lm_cells("reduced")
-    assert len(reduced) == 90 and all(c["T"] == 10_000 for c in reduced)
-    assert all(c.get("subsample", False) == (c["dataset"] == "adult") for c in reduced)
+    assert exps["fairvfl.journal_table1"].resolve_scale("auto") == "paper"
+    paper = journal_lm_cells("paper")
+    assert all(c["T"] == 10_000 and "subsample" not in c for c in paper)
     assert len(conf_table1_cells("paper")) == 30 and len(conf_table1_cells("smoke")) == 12
     assert len(conf_fig1_cells("paper")) == 3 * 8 * 5
     assert len(conf_fig2_cells("paper")) == 27
