@@ -21,7 +21,7 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.cproxal import CentralProxAL
 from repro.constrfl.datasets import adult_b, equal_class_split
-from repro.constrfl.exp_common import at_printed_precision, fmt
+from repro.constrfl.exp_common import fmt
 from repro.constrfl.problems import fairness, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.core.experiment import CellResult, Claim, Reproduced, RunContext
@@ -148,16 +148,6 @@ def _trial(recs, name, fn):
     return [float(fn(r.curves[name])) for r in sorted(recs, key=lambda r: r.config["trial"])]
 
 
-def _printed():
-    import csv
-
-    from repro.core.compare import REPORTED_DIR
-
-    with open(REPORTED_DIR / "constrfl_table2.csv", newline="") as f:
-        return {(r["n"], r["method"], r["metric"], r["statistic"]): r["value"]
-                for r in csv.DictReader(f)}
-
-
 def protocol_note(recs) -> str:
     """Reason shown for a row: the adult-b / hyperparameter entry, preceded by the reduced
     protocol entry when fewer than 10 trials or a K cap below 300 were run."""
@@ -187,16 +177,12 @@ def _rows(recs):
 
 def reproduce(records) -> list[Reproduced]:
     """The ``script`` hyperparameters feed the comparison (A4); ``render`` shows both."""
-    printed = _printed()
     out = []
     for (n, hyper), recs in sorted(_groups(records).items()):
         if hyper != "script":
             continue
         note = protocol_note(recs)
         for meth, metric, stat, vals in _rows(recs):
-            ident = (str(n), meth, metric, stat)
-            if ident in printed and metric != "relative_difference":
-                vals = at_printed_precision(vals, printed[ident])
             out.append(Reproduced("constrfl_table2",
                                   {"dataset": "adult-b", "n": str(n), "d": "39", "m_tilde": "",
                                    "method": meth, "statistic": stat}, metric,

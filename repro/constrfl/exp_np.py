@@ -22,7 +22,7 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig, reference_flags
 from repro.constrfl.cproxal import CentralProxAL
 from repro.constrfl.datasets import NP_DATASETS, equal_class_split, load_np_dataset
-from repro.constrfl.exp_common import at_printed_precision, fmt, pop_mean_std
+from repro.constrfl.exp_common import fmt, pop_mean_std
 from repro.constrfl.problems import neyman_pearson, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.core.experiment import CellResult, Claim, Reproduced, RunContext
@@ -154,16 +154,6 @@ def _per_trial(recs, name, fn):
     return [fn(r.curves[name]) for r in sorted(recs, key=lambda r: r.config["trial"])]
 
 
-def _printed():
-    import csv
-
-    from repro.core.compare import REPORTED_DIR
-
-    with open(REPORTED_DIR / "constrfl_table1.csv", newline="") as f:
-        return {(r["dataset"], r["n"], r["method"], r["metric"], r["statistic"]): r["value"]
-                for r in csv.DictReader(f)}
-
-
 def protocol_note(recs, data_anchor: str) -> str:
     """The comparison's reason for a row: the data deviation, preceded by the reduced-protocol
     entry when the row's cells ran with fewer than 10 trials or a K cap below the paper's."""
@@ -177,7 +167,6 @@ def protocol_note(recs, data_anchor: str) -> str:
 
 
 def reproduce(records) -> list[Reproduced]:
-    printed = _printed()
     out = []
     for (ds, n, mode), recs in sorted(_groups(records).items()):
         if mode != "paper":
@@ -192,9 +181,6 @@ def reproduce(records) -> list[Reproduced]:
                          _per_trial(recs, key, np.mean)))
             rows.append((meth, "feasibility", "max_over_clients", _per_trial(recs, key, max)))
         for meth, metric, stat, vals in rows:
-            ident = (ds, str(n), meth, metric, stat)
-            if ident in printed and metric != "relative_difference":
-                vals = at_printed_precision(vals, printed[ident])
             out.append(Reproduced("constrfl_table1",
                                   {"dataset": ds, "n": str(n), "d": TABLE3_D[ds], "m_tilde": "",
                                    "method": meth, "statistic": stat},

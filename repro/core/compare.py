@@ -6,9 +6,11 @@ the CSVs named in its ``reported`` field and maps its records to rows through ``
 Verdicts
 --------
 ``match``        |reproduced − reported| <= the paper's std (at least half a unit in the last
-                 digit it printed: ``-0.23 ± 4.65e-6`` is only known to ±0.005), or, when the
-                 paper gives no std, the stated tolerance (the experiment's, else half a unit
-                 in the last printed digit);
+                 digit it printed: ``-0.23 ± 4.65e-6`` is only known to ±0.005; one unit where
+                 the experiment says the paper rounded twice), or, when the paper gives no
+                 std, the stated tolerance (the experiment's, else that printing precision);
+                 a documented misprint is judged against its corrected value, and the row's
+                 reason says so;
 ``within_noise`` not a match, but |difference| <= 2 × our std over seeds;
 ``deviates``     neither; the reason links its ``docs/deviations.md`` entry;
 ``not_run``      nothing reproduced yet; the reason says why and links the entry.
@@ -97,8 +99,9 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
         out.update(verdict="not_run", reason=why_missing)
         return out
     mean, std, n = rep.mean, rep.std, len(rep.values)
+    text = row.text if rep.corrected is None else rep.corrected
     # A printed mean is only known to half a unit of its last digit, however small its std.
-    printed = half_last_digit(row.text)
+    printed = 2.0 * rep.printed_units * half_last_digit(text)
     if row.std:
         tol = max(row.std, printed)
     elif rep.tolerance is not None:
@@ -107,18 +110,23 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
         tol = printed
     out.update(reproduced=mean, reproduced_std="" if math.isnan(std) else std, n_seeds=n,
                tolerance=tol)
-    if math.isnan(row.value) or math.isnan(mean):
-        both_nan = math.isnan(row.value) and math.isnan(mean)
+    value = row.value if rep.corrected is None else float(rep.corrected)
+    if math.isnan(value) or math.isnan(mean):
+        both_nan = math.isnan(value) and math.isnan(mean)
         out.update(verdict="match" if both_nan else "deviates",
                    reason="" if both_nan else rep.note or f"{DEVIATIONS}#{row.stem}")
         return out
-    diff = abs(mean - row.value)
+    diff = abs(mean - value)
+    if rep.corrected is not None:
+        out.update(reason=f"judged against the corrected value {rep.corrected} (printed "
+                          f"{row.text} is a misprint): {rep.note}")
     if diff <= tol:
-        out.update(verdict="match", reason="")
+        out.update(verdict="match", reason=out.get("reason", ""))
     elif n > 1 and not math.isnan(std) and diff <= 2 * std:
-        out.update(verdict="within_noise", reason="")
+        out.update(verdict="within_noise", reason=out.get("reason", ""))
     else:
-        out.update(verdict="deviates", reason=rep.note or f"see {DEVIATIONS}#{row.stem}")
+        out.update(verdict="deviates", reason=out.get("reason")
+                   or rep.note or f"see {DEVIATIONS}#{row.stem}")
     return out
 
 

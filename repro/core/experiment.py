@@ -87,6 +87,12 @@ class Reproduced:
 
     ``key`` holds the CSV's identifying columns (e.g. ``{"dataset": "adult", "method": "FedBCD"}``);
     ``values`` one value per seed.
+
+    ``printed_units``: how many units of its last printed digit a printed value is known to
+    (0.5 for one rounding; 1 where the paper rounded twice, e.g. constrfl spec §6).
+    ``corrected``: for a documented misprint, the text the paper meant to print; the row keeps
+    the printed value, is judged against the corrected one, and its reason says so (``note``
+    must link the evidence).
     """
 
     table: str
@@ -95,6 +101,8 @@ class Reproduced:
     values: tuple[float, ...]
     tolerance: float | None = None
     note: str = ""
+    printed_units: float = 0.5
+    corrected: str | None = None
 
     @property
     def mean(self) -> float:
