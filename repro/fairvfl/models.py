@@ -65,6 +65,7 @@ class MLPBlock:
         self.fan_in = [m, m, widths[0], widths[0], widths[1], widths[1]]
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.dim = sum(self.sizes)
+        self._recorded = None  # (theta, leaf, output) of the last forward on X (see forward)
 
     def init(self, generator) -> object:
         """PyTorch's ``nn.Linear`` default: weights and biases ~ U(+-1/sqrt(fan_in))."""
@@ -85,16 +86,29 @@ class MLPBlock:
         return (h @ W[4].T + W[5])[:, 0]
 
     def forward(self, theta, X=None) -> np.ndarray:
+        """``g(theta; X)``. On the party's own ``X`` the pass is recorded, and the next
+        :meth:`vjp` at the same ``theta`` (the next round's, for a passive party) reuses it
+        instead of running the network again: one forward pass per step, not two, with the
+        same kernels on the same inputs, so the results are bitwise those of a fresh pass."""
         torch = self.torch
-        Xt = self.X if X is None else torch.as_tensor(np.asarray(X), dtype=self.dtype)
-        with torch.no_grad():
-            return self._net(theta, Xt).double().numpy()
+        if X is not None:
+            with torch.no_grad():
+                Xt = torch.as_tensor(np.asarray(X), dtype=self.dtype)
+                return self._net(theta, Xt).double().numpy()
+        th = theta.detach().requires_grad_(True)
+        out = self._net(th, self.X)
+        self._recorded = (theta, th, out)
+        return out.detach().double().numpy()
 
     def vjp(self, theta, nu: np.ndarray):
         """``sum_i nu_i d g(theta; X_i)/d theta`` by one reverse pass with cotangent ``nu``."""
         torch = self.torch
-        th = theta.detach().requires_grad_(True)
-        out = self._net(th, self.X)
+        rec, self._recorded = getattr(self, "_recorded", None), None
+        if rec is not None and rec[0] is theta:
+            _, th, out = rec
+        else:
+            th = theta.detach().requires_grad_(True)
+            out = self._net(th, self.X)
         (g,) = torch.autograd.grad(out, th, grad_outputs=torch.as_tensor(nu, dtype=self.dtype))
         return g
 
