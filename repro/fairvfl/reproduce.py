@@ -28,6 +28,9 @@ def _note(table: str, dataset: str, method: str, metric: str, eps: str, model: s
         return DEV + "fairvfl-post-processing-baselines-a7-a10"
     if metric in ("DFP", "DFN"):
         return DEV + "fairvfl-dfpdfn-orientation-a11"
+    if (table.startswith("fairvfl_journal") and dataset == "adult" and method == "FairVFL"
+            and metric == "ACC_pct" and eps != "0.5"):
+        return DEV + "fairvfl-adult-fair-vfl-keeps-accuracy"
     if model == "MLP":
         return DEV + "fairvfl-mlp-architecture-and-step-a15"
     if table == "fairvfl_journal_table1" and dataset == "adult" and eps == "0.5":
