@@ -45,6 +45,11 @@ def _mean(records, metric, **match) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
+def _mean_abs(records, metric, **match) -> float:
+    vals = mean_over_seeds(records, metric, **match)
+    return float(np.mean(np.abs(vals))) if vals else float("nan")
+
+
 def _curve(records, name, **match):
     rows = [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
     return [np.asarray(r.curves[name]) for r in sorted(rows, key=lambda r: r.config["seed"])]
@@ -290,14 +295,15 @@ def j1c_deo_to_eps(records):
 @_guard
 def mlp_trains_and_is_fairer(records):
     """MLP (§12.3): the training loss decreases in every cell, and FairVFL(smallest eps) has a
-    lower train DEO than FedBCD on every dataset."""
+    lower train DEO than FedBCD on every dataset (DEO = |D| per run, then the mean over runs,
+    as the rendered table shows it)."""
     ok, parts = True, []
     for d in _datasets(records):
         loss = _curve(records, "loss", dataset=d)
         dec = all(float(x[-1]) < float(x[0]) for x in loss)
         e = min(_eps_values(records, d))
-        deo_f = abs(_mean(records, "train_D", dataset=d, method="FairVFL", eps=e))
-        deo_b = abs(_mean(records, "train_D", dataset=d, method="FedBCD"))
+        deo_f = _mean_abs(records, "train_D", dataset=d, method="FairVFL", eps=e)
+        deo_b = _mean_abs(records, "train_D", dataset=d, method="FedBCD")
         ok &= dec and deo_f < deo_b
         parts.append(f"{d}: loss decreases in all cells: {dec}; train DEO FedBCD {deo_b:.3f} "
                      f"vs FairVFL({e}) {deo_f:.3f}")
