@@ -117,16 +117,15 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
                    reason="" if both_nan else rep.note or f"{DEVIATIONS}#{row.stem}")
         return out
     diff = abs(mean - value)
-    if rep.corrected is not None:
-        out.update(reason=f"judged against the corrected value {rep.corrected} (printed "
-                          f"{row.text} is a misprint): {rep.note}")
+    fixed = ("" if rep.corrected is None else f"judged against the corrected value "
+             f"{rep.corrected} (printed {row.text} is a misprint): {rep.note}")
     if diff <= tol:
-        out.update(verdict="match", reason=out.get("reason", ""))
+        out.update(verdict="match", reason=fixed)
     elif n > 1 and not math.isnan(std) and diff <= 2 * std:
-        out.update(verdict="within_noise", reason=out.get("reason", ""))
+        out.update(verdict="within_noise", reason=fixed)
     else:
-        out.update(verdict="deviates", reason=out.get("reason")
-                   or rep.note or f"see {DEVIATIONS}#{row.stem}")
+        out.update(verdict="deviates",
+                   reason=fixed or rep.note or f"see {DEVIATIONS}#{row.stem}")
     return out
 
 

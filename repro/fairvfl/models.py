@@ -103,7 +103,7 @@ class MLPBlock:
     def vjp(self, theta, nu: np.ndarray):
         """``sum_i nu_i d g(theta; X_i)/d theta`` by one reverse pass with cotangent ``nu``."""
         torch = self.torch
-        rec, self._recorded = getattr(self, "_recorded", None), None
+        rec, self._recorded = self._recorded, None
         if rec is not None and rec[0] is theta:
             _, th, out = rec
         else:
