@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(PY) -m repro.bench
 
 clean:
-	rm -rf results figures/*.md figures/*.csv figures/*.png figures/*.pdf figures/*.tex \
-	  figures/*.json .pytest_cache .ruff_cache
+	rm -rf results .pytest_cache .ruff_cache
+	find figures -maxdepth 1 -type f ! -name README.md \( -name '*.md' -o -name '*.csv' \
+	  -o -name '*.png' -o -name '*.pdf' -o -name '*.tex' -o -name '*.json' \) -delete
 	find . -name __pycache__ -prune -exec rm -rf {} +
