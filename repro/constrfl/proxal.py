@@ -101,7 +101,7 @@ class FedProxAL:
                      *(float(np.max(m, initial=0.0)) for m in s.mus))
             raise DivergenceError(
                 s.k, f"cond of the Newton Hessian of party {exc.party} in the "
-                f"{getattr(exc, 'where', 'ADMM')} (max mu^k = {mu:.3g}, "
+                f"{exc.where} (max mu^k = {mu:.3g}, "
                 f"||w^k||_inf = {float(np.max(np.abs(s.w))):.3g}, ||H||_2 = {exc.hess_norm:.3g}; "
                 f"singular in float64, Algorithm 1 outer iteration k = {s.k})", exc.cond) from exc
         self.last_admm = admm

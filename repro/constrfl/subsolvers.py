@@ -45,6 +45,7 @@ class NewtonBreakdown(np.linalg.LinAlgError):
         super().__init__(f"Newton Hessian of party {party} is singular in float64: "
                          f"cond = {cond:.3g}, ||H||_2 = {hess_norm:.3g}")
         self.party, self.cond, self.hess_norm = party, cond, hess_norm
+        self.where = "ADMM"  # set by Algorithm 2 to the step and round that broke down
 
 
 @dataclass(frozen=True)
