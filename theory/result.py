@@ -46,6 +46,25 @@ class CheckResult:
         The seed the harness passed (derived from ``name``, see ``theory.registry.seed_for``).
     size : str or None
         ``"small"`` or ``"default"``.
+    measured : float or None
+        Where a theorem bounds a measured quantity: the worst (closest to the bound) measured
+        value over the instances.
+    bound : float or None
+        The theorem's own bound on ``measured`` at that instance (not the exact value).
+    exact : float or None
+        The exact value of the bounded quantity where one is computable (e.g. the spectral
+        rate of a linear iteration), held against both ``measured`` and ``bound``.
+    looseness : float or None
+        How loose the theorem's bound is at the closest instance (``bound / measured`` for an
+        upper bound on a positive quantity; the check's docstring says which ratio).
+    closest : dict
+        The instance that came closest to violating the claim, with its numbers.
+    applies : bool
+        ``False`` when the theorem's conditions do not hold where the paper uses it (e.g. a
+        step-size condition the experiments violate): the check then reports a *finding*, not
+        a pass, whatever ``worst_margin`` says; ``finding`` says what was found.
+    finding : str or None
+        One sentence: what the check found, where it is more than pass/fail.
     """
 
     name: str
@@ -60,6 +79,20 @@ class CheckResult:
     seconds: float = 0.0
     seed: int | None = None
     size: str | None = None
+    measured: float | None = None
+    bound: float | None = None
+    exact: float | None = None
+    looseness: float | None = None
+    closest: dict = field(default_factory=dict)
+    applies: bool = True
+    finding: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``"pass"``, ``"fail"`` or ``"finding"`` (the theorem's conditions do not apply)."""
+        if not self.applies:
+            return "finding"
+        return "pass" if self.passed else "fail"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON dictionary: numpy values become Python ones, non-finite floats strings."""
