@@ -11,18 +11,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 
-from repro.core.data.store import REPO_ROOT
+from repro.core import paths
 
 SCALE_CHOICES = ("auto", "smoke", "reduced", "paper")
 
 
 def figures_dir() -> Path:
-    return Path(os.environ.get("FEDREPRO_FIGURES", REPO_ROOT / "figures"))
+    return paths.figures_dir()
 
 
 def _scale_arg(p: argparse.ArgumentParser) -> None:

@@ -255,13 +255,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m repro.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="*", help="glob over benchmark names (default: all)")
-    parser.add_argument("--out", type=Path,
-                        default=Path(os.environ.get("FEDREPRO_FIGURES", "figures")),
-                        help="directory of bench.md (default: $FEDREPRO_FIGURES or figures/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="directory of bench.md (default: $FEDREPRO_FIGURES, else the "
+                             "checkout's figures/, else ./figures; see `repro where`)")
     parser.add_argument("--quick", action="store_true",
                         help="one call per timing, no warm-up: checks that every benchmark "
                              "runs; ratios are indicative only")
     args = parser.parse_args(argv)
+    from repro.core.paths import figures_dir
+
+    args.out = figures_dir(args.out)
     chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}
     machine_line = machine()
     print(f"Machine: {machine_line}")

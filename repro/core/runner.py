@@ -18,7 +18,8 @@ from pathlib import Path
 
 from joblib import Parallel, delayed, parallel_config
 
-from repro.core.data.store import REPO_ROOT, DataFileMissing, record
+from repro.core import paths
+from repro.core.data.store import DataFileMissing, record
 from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed
 from repro.core.progress import LOGGER, cell_bar, worker_logging
 from repro.core.records import (
@@ -36,7 +37,8 @@ BACKENDS = ("loky", "dask", "ray")
 
 
 def results_dir() -> Path:
-    return Path(os.environ.get("FEDREPRO_RESULTS", REPO_ROOT / "results"))
+    """Where records go by default: decided by :func:`repro.core.paths.results_dir`."""
+    return paths.results_dir()
 
 
 def data_sha256(exp: Experiment) -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +74,9 @@ class RunSpec:
 
 
 def checkpoint_path(experiment: str, seed: int) -> Path:
-    root = Path(os.environ.get("FEDREPRO_RESULTS", Path(__file__).resolve().parents[2]
-                               / "results"))
-    return root / "checkpoints" / experiment / f"{seed:016x}.pt"
+    from repro.core.paths import results_dir
+
+    return results_dir() / "checkpoints" / experiment / f"{seed:016x}.pt"
 
 
 def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torch.Tensor,

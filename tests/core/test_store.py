@@ -25,8 +25,8 @@ def original():
 
 @pytest.fixture
 def no_shared(tmp_path, monkeypatch):
-    """Pretend the checkout has no shared mirror beside it."""
-    monkeypatch.setattr(F, "REPO_ROOT", tmp_path / "nowhere" / "repo")
+    """Run from a folder outside any checkout, so there is no shared mirror."""
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FEDREPRO_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("FEDREPRO_DATA", raising=False)
     return tmp_path

@@ -3,9 +3,12 @@
 Lookup order for ``<dataset>/<file>``:
 
 1. ``$FEDREPRO_DATA`` (a mirror directory laid out as ``<dataset>/<file>``), if set;
-2. ``shared/data`` beside the checkout (``<repo>/../shared/data``), if present;
-3. the download cache ``<repo>/data/cache`` (or ``$FEDREPRO_CACHE``);
+2. ``shared/data`` beside a source checkout (``<checkout>/../shared/data``), if present;
+3. the download cache (``$FEDREPRO_CACHE``, else ``<checkout>/data/cache`` inside a checkout,
+   else the user's cache folder);
 4. otherwise download from the manifest's address into the cache, with a progress bar.
+
+Both places are decided by :mod:`repro.core.paths` (``repro where`` prints them).
 
 Every file's sha256 is checked the first time it is used in a process; a file whose hash differs
 from the manifest is refused (never used), with both hashes in the error. Downloads are disabled
@@ -27,7 +30,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from repro.core import paths
+
+# package data: shipped in the wheel beside this module
 _MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 _VERIFIED: dict[tuple[str, int, int], str] = {}
 
@@ -78,16 +83,16 @@ def record(dataset: str, file: str) -> FileRecord:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("FEDREPRO_CACHE", REPO_ROOT / "data" / "cache"))
+    return paths.data_cache_dir()
 
 
 def search_roots() -> list[tuple[str, Path]]:
     """The places looked, in order, as ``(label, directory)``."""
     roots: list[tuple[str, Path]] = []
-    if os.environ.get("FEDREPRO_DATA"):
-        roots.append(("$FEDREPRO_DATA", Path(os.environ["FEDREPRO_DATA"])))
-    shared = REPO_ROOT.parent / "shared" / "data"
-    if shared.is_dir():
+    if os.environ.get(paths.ENV_DATA):
+        roots.append(("$FEDREPRO_DATA", Path(os.environ[paths.ENV_DATA])))
+    shared = paths.shared_mirror_dir()
+    if shared is not None:
         roots.append(("shared mirror", shared))
     roots.append(("cache", cache_dir()))
     return roots
