@@ -27,7 +27,7 @@ test: $(STAMP) lint
 	  $(PY) -m pytest -n $(JOBS) -q tests
 
 theory: $(STAMP)
-	$(PY) -m theory
+	$(PY) -m theory --all
 
 paper-figures: $(STAMP)
 	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS) --keep-going; \

@@ -1,33 +1,42 @@
-"""``python -m theory``: run the theory checks, print a table, write theory.md and theory.json.
+"""``python -m theory``: run the theory checks, print a line per check, write theory.md/json.
 
 Usage::
 
-    python -m theory [--only PATTERN] [--size small|default] [--out figures] [--update]
+    python -m theory [--only PATTERN] [--size small|default] [--out DIR] [--all]
 
-``--update`` keeps the checks of an earlier ``theory.json`` (same size) that this run did not
-select, so one paper's checks can be rerun without rerunning everyone's.
+Output folder: ``--out``, else ``$FEDREPRO_FIGURES``, else the package's figures folder
+(``repro.core.paths.figures_dir()``). With ``--only`` the run is merged into the folder's earlier
+``theory.json`` of the same size (the checks not selected keep their earlier results; ``--update``
+is the old name of this); ``--all`` replaces the file with this run's results only (``make
+theory`` uses it). A line per check is printed as it finishes, with a bar over checks on stderr.
 
-Exit status: 0 when every selected check passed, 1 when any failed, 2 when ``--only`` matched
-no check.
+Exit status: 0 when no selected check failed (a *finding*, a check whose theorem's conditions do
+not apply, does not fail the run), 1 when any failed, 2 when ``--only`` matched no check.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
+import os
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from theory.registry import SIZES, run_checks
+from tqdm.auto import tqdm
+
+from theory.registry import SIZES, run_checks, selected
 from theory.result import CheckResult, jsonable
 
-__all__ = ["main", "package_versions", "render_markdown", "render_table"]
+__all__ = ["main", "output_dir", "package_versions", "progress_line", "render_markdown",
+           "render_table", "summary"]
 
 _VERSIONED = ("fedrepro", "numpy", "scipy", "cvxpy", "clarabel", "torch", "sympy")
+FIGURES_ENV = "FEDREPRO_FIGURES"
 
 
 def package_versions() -> dict[str, str]:
@@ -40,16 +49,59 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def _margin(value: float) -> str:
+def output_dir(out: Path | None) -> Path:
+    """``out``, else ``$FEDREPRO_FIGURES``, else ``repro.core.paths.figures_dir()``."""
+    if out is not None:
+        return Path(out)
+    if os.environ.get(FIGURES_ENV):
+        return Path(os.environ[FIGURES_ENV])
+    try:
+        from repro.core.paths import figures_dir
+    except ImportError:  # the shared paths module is not there: the documented default
+        return Path("figures")
+    return Path(figures_dir())
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
     return f"{value:.3g}" if math.isfinite(value) else str(value)
 
 
+_margin = _num
+
+
+def _verdict(r: CheckResult) -> str:
+    return {"pass": "pass", "fail": "FAIL", "finding": "finding"}[r.verdict]
+
+
 def _rows(results: list[CheckResult]) -> list[list[str]]:
-    return [[r.name, f"{r.paper} {r.equation}", str(r.instances), _margin(r.worst_margin),
-             "yes" if r.passed else "NO", f"{r.seconds:.2f}"] for r in results]
+    return [[r.name, f"{r.paper} {r.equation}", str(r.instances), _num(r.worst_margin),
+             _verdict(r), _num(r.measured), _num(r.bound), _num(r.exact), _num(r.looseness),
+             f"{r.seconds:.2f}"] for r in results]
 
 
-_HEADER = ["check", "paper / eq.", "instances", "worst margin", "passed", "seconds"]
+_HEADER = ["check", "paper / eq.", "instances", "worst margin", "verdict", "measured",
+           "theorem's bound", "exact", "looseness", "seconds"]
+
+
+def summary(results: list[CheckResult]) -> str:
+    """``"40 passed, 0 failed, 2 findings"``: findings (conditions do not apply) counted apart."""
+    counts = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "finding")}
+    plural = "" if counts["finding"] == 1 else "s"
+    return (f"{counts['pass']} passed, {counts['fail']} failed, "
+            f"{counts['finding']} finding{plural}")
+
+
+def progress_line(index: int, total: int, r: CheckResult) -> str:
+    """The line printed as a check finishes: name, verdict, margin (and bound), seconds."""
+    parts = [f"[{index}/{total}]", r.name, _verdict(r), f"margin {_num(r.worst_margin)}"]
+    if r.bound is not None:
+        parts.append(f"measured {_num(r.measured)} bound {_num(r.bound)}")
+    if r.looseness is not None:
+        parts.append(f"looseness {_num(r.looseness)}")
+    parts.append(f"{r.seconds:.2f}s")
+    return "  ".join(parts)
 
 
 def render_table(results: list[CheckResult]) -> str:
@@ -62,11 +114,19 @@ def render_table(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+def _closest(closest: dict) -> str:
+    return ", ".join(f"{k}={_num(v) if isinstance(v, float) else v}" for k, v in closest.items())
+
+
 def render_markdown(results: list[CheckResult], versions: dict[str, str], size: str) -> str:
-    """theory.md: the summary table, then claim and ground truth of each check."""
+    """theory.md: the summary table, then claim, evidence and closest instance of each check."""
     out = ["# Theory checks", "",
-           f"Size `{size}`. worst margin = min over criteria and instances of "
-           "(tolerance - error); >= 0 passes.", "",
+           f"Size `{size}`: {summary(results)}. worst margin = min over criteria and instances "
+           "of (tolerance - error), or (theorem's bound - measured) where a theorem bounds a "
+           "measured quantity; >= 0 passes. looseness = how far the theorem's bound is from "
+           "the measured value at the closest instance (the check says which ratio). A "
+           "*finding* is a check whose theorem's conditions do not hold where the paper uses "
+           "it: reported, not failed.", "",
            "| " + " | ".join(_HEADER) + " |",
            "|" + "|".join("---" for _ in _HEADER) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in _rows(results)]
@@ -75,21 +135,33 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
         gt = r.ground_truth
         ground = ", ".join(f"{k}={gt[k]}" for k in ("solver", "solver_version", "cvxpy_version",
                                                     "statuses") if k in gt)
+        word = {"pass": "passed", "fail": "FAILED", "finding": "finding"}[r.verdict]
         out += [f"### {r.name}", "", f"- claim: {r.claim}",
                 f"- paper: {r.paper}, {r.equation}",
                 f"- ground truth: {ground or '-'}",
-                f"- result: {'passed' if r.passed else 'FAILED'}, worst margin "
-                f"{_margin(r.worst_margin)} over {r.instances} instances, seed {r.seed}", ""]
+                f"- result: {word}, worst margin "
+                f"{_num(r.worst_margin)} over {r.instances} instances, seed {r.seed}"]
+        if r.bound is not None or r.measured is not None:
+            out.append(f"- measured {_num(r.measured)}, theorem's bound {_num(r.bound)}, "
+                       f"exact {_num(r.exact)}, looseness {_num(r.looseness)}")
+        if r.closest:
+            out.append(f"- closest instance: {_closest(r.closest)}")
+        if r.finding:
+            out.append(f"- finding: {r.finding}")
+        out.append("")
         if "error" in r.details:
             out += ["```", str(r.details["error"]).rstrip(), "```", ""]
     out += ["## Versions", ""] + [f"- {k}: {v}" for k, v in versions.items()] + [""]
     return "\n".join(out)
 
 
-def _from_json(value: Any) -> Any:
-    if value in ("nan", "inf", "-inf"):
-        return float(value)
-    return value
+_FLOATS = ("worst_margin", "measured", "bound", "exact", "looseness")
+
+
+def _from_json(d: dict[str, Any]) -> CheckResult:
+    known = {f.name for f in dataclasses.fields(CheckResult)}
+    return CheckResult(**{k: float(v) if k in _FLOATS and isinstance(v, str) else v
+                          for k, v in d.items() if k in known})
 
 
 def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[CheckResult]:
@@ -98,49 +170,75 @@ def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[Ch
     An earlier file of another size is ignored (its margins are not comparable)."""
     if not path.is_file():
         return results
-    earlier = json.loads(path.read_text())
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"{path}: unreadable ({exc}); replaced by this run's results only "
+              "(rerun without --only to refill it)", file=sys.stderr)
+        return results
     if earlier.get("size") != size:
-        print(f"--update: {path} has size {earlier.get('size')!r}, not {size!r}; ignored",
-              file=sys.stderr)
+        print(f"{path} has size {earlier.get('size')!r}, not {size!r}; not merged, replaced by "
+              "this run's results", file=sys.stderr)
         return results
     names = {r.name for r in results}
-    kept = [CheckResult(**{k: _from_json(v) if k == "worst_margin" else v
-                           for k, v in d.items()})
-            for d in earlier.get("checks", []) if d["name"] not in names]
+    kept = [_from_json(d) for d in earlier.get("checks", []) if d["name"] not in names]
     return sorted(results + kept, key=lambda r: r.name)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m theory", description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=None, metavar="PATTERN",
-                        help="run checks whose name contains PATTERN (fnmatch globs allowed)")
+                        help="run checks whose name contains PATTERN (fnmatch globs allowed); "
+                             "merged into the earlier theory.json unless --all")
     parser.add_argument("--size", default="default", choices=SIZES)
-    parser.add_argument("--out", default="figures", type=Path,
-                        help="folder for theory.md and theory.json (default: figures)")
-    parser.add_argument("--update", action="store_true",
-                        help="keep the earlier theory.json's results (same size) of the checks "
-                             "this run does not select")
+    parser.add_argument("--out", default=None, type=Path,
+                        help="folder for theory.md and theory.json (default: $FEDREPRO_FIGURES, "
+                             "else the package's figures folder)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--all", action="store_true",
+                      help="replace theory.json with this run's results only")
+    mode.add_argument("--update", action="store_true",
+                      help="merge into the earlier theory.json (the default with --only; "
+                           "kept for old commands)")
     args = parser.parse_args(argv)
 
-    results = run_checks(args.only, args.size)
-    if not results:
+    out_dir = output_dir(args.out)
+    names = selected(args.only)
+    if not names:
         print(f"no theory check matches {args.only!r}", file=sys.stderr)
         return 2
+    bar = tqdm(total=len(names), desc=f"theory [{args.size}]", unit="check", file=sys.stderr,
+               dynamic_ncols=True)
+    done = [0]
+
+    def report(r: CheckResult) -> None:
+        done[0] += 1
+        bar.write(progress_line(done[0], len(names), r), file=sys.stdout)
+        sys.stdout.flush()
+        bar.update(1)
+
+    try:
+        results = run_checks(args.only, args.size, on_result=report)
+    finally:
+        bar.close()
     versions = package_versions()
     print(render_table(results))
-    if args.update:
-        results = _merge_earlier(results, args.out / "theory.json", args.size)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "theory.md").write_text(render_markdown(results, versions, args.size))
-    pattern = f"{args.only} (merged into earlier results)" if args.update else args.only
+    merge = bool(args.only) and not args.all
+    if merge:
+        results = _merge_earlier(results, out_dir / "theory.json", args.size)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "theory.md").write_text(render_markdown(results, versions, args.size))
+    pattern = f"{args.only} (merged into earlier results)" if merge else args.only
     payload = {"size": args.size, "pattern": pattern, "versions": versions,
-               "checks": [r.to_dict() for r in results]}
-    (args.out / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
-    failed = [r.name for r in results if not r.passed]
+               "checks": [{**r.to_dict(), "verdict": r.verdict} for r in results]}
+    (out_dir / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
+    line = f"{summary(results)}; wrote {out_dir / 'theory.md'}"
+    failed = [r.name for r in results if r.verdict == "fail"]
     if failed:
+        print(line)
         print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
         return 1
-    print(f"all {len(results)} checks passed; wrote {args.out / 'theory.md'}")
+    print(line)
     return 0
 
 

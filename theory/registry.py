@@ -39,6 +39,7 @@ __all__ = [
     "registered",
     "run_checks",
     "seed_for",
+    "selected",
 ]
 
 SIZES = ("small", "default")
@@ -145,12 +146,21 @@ def matches(name: str, pattern: str | None) -> bool:
     return fnmatch.fnmatchcase(name, f"*{pattern}*")
 
 
-def run_checks(pattern: str | None = None, size: str = "default") -> list[CheckResult]:
+def selected(pattern: str | None = None) -> list[str]:
+    """Names of the registered checks (and failed imports) ``run_checks(pattern)`` would run."""
+    load_check_modules()
+    return ([f"import:{m}" for m in sorted(_IMPORT_ERRORS) if matches(f"import:{m}", pattern)]
+            + [n for n in _REGISTRY if matches(n, pattern)])
+
+
+def run_checks(pattern: str | None = None, size: str = "default",
+               on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
     """Run the registered checks whose name matches ``pattern``; one result per check.
 
     Each check gets ``seed_for(name)``. A check that raises yields a failed result with
     ``worst_margin = -inf`` and the traceback in ``details``; ``seconds``, ``seed`` and
-    ``size`` are filled here.
+    ``size`` are filled here. ``on_result`` is called with each result as soon as its check
+    finishes (before the next one starts), e.g. to print a line per check.
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
@@ -163,6 +173,8 @@ def run_checks(pattern: str | None = None, size: str = "default") -> list[CheckR
                 name=name, claim=f"module {module_name} imports", paper="-", equation="-",
                 instances=0, worst_margin=-math.inf, ground_truth={}, passed=False,
                 details={"error": tb}, size=size))
+            if on_result is not None:
+                on_result(results[-1])
     for name, entry in _REGISTRY.items():
         if not matches(name, pattern):
             continue
@@ -180,4 +192,6 @@ def run_checks(pattern: str | None = None, size: str = "default") -> list[CheckR
                          "traceback": traceback.format_exc()})
         results.append(dataclasses.replace(
             result, seconds=time.perf_counter() - start, seed=seed, size=size))
+        if on_result is not None:
+            on_result(results[-1])
     return results

@@ -52,8 +52,8 @@ def test_update_replaces_rerun_checks_and_keeps_the_rest(tmp_path):
         "dummyu.a": 3.0, "dummyu.b": 2.0}
     md = (tmp_path / "out" / "theory.md").read_text()
     assert "dummyu.a" in md and "dummyu.b" in md
-    # without --update the file holds only what was run
-    assert _run(tmp_path, 3.0, 9.0, "--only", "dummyu.a").returncode == 0
+    # with --all the file holds only what was run
+    assert _run(tmp_path, 3.0, 9.0, "--only", "dummyu.a", "--all").returncode == 0
     assert set(_checks(tmp_path)) == {"dummyu.a"}
 
 
