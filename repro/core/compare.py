@@ -299,7 +299,8 @@ def check_claims(experiments: dict[str, Experiment],
                 passed, measured, verdict = None, "no records", "not_run"
             else:
                 passed, measured = claim.check(ok)
-                verdict = "pass" if passed else "fail"
+                # None: the margin lies within the claim's seed noise (see Claim.check)
+                verdict = "inconclusive" if passed is None else "pass" if passed else "fail"
             rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
                          "measured": measured, "verdict": verdict, "scale": scale})
     return rows

@@ -118,7 +118,8 @@ class Claim:
     """A qualitative statement of a paper, checked on the records.
 
     ``check(records)`` returns ``(passed, measured)`` where ``measured`` is a short text with
-    the numbers it is based on.
+    the numbers it is based on; ``passed`` is ``None`` when the claim's margin lies within the
+    seed noise of what it compares (verdict ``inconclusive``).
     """
 
     text: str

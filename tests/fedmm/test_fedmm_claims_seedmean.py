@@ -1,7 +1,7 @@
-"""The reduced MNIST-M claims average over seeds: _seed_mean groups by config without seed."""
+"""The reduced MNIST-M figures average over seeds: _seed_mean groups by config without seed."""
 
 from repro.core.records import RunRecord
-from repro.fedmm.experiments import _seed_mean, claim_fig2
+from repro.fedmm.experiments import _seed_mean
 
 
 def _rec(seed: int, p: float, acc: float, curve: list[float]) -> RunRecord:
@@ -19,13 +19,3 @@ def test_seed_mean_averages_metrics_and_curves_per_config():
     assert abs(out[0.5].metrics["test_acc_full"] - 0.6) < 1e-15
     assert out[0.5].curves["acc"] == [0.2, 0.4]
     assert out[0.5].config["seed"] == [0, 1] and out[1.0].config["seed"] == [0]
-
-
-def test_fig2_claim_uses_the_seed_mean():
-    # seed 0 alone is non-monotone (p=0.75 best); the mean over two seeds is monotone
-    recs = [_rec(0, 0.5, 0.50, [0, 0]), _rec(0, 0.75, 0.60, [0, 0]), _rec(0, 1.0, 0.30, [0, 0]),
-            _rec(1, 0.5, 0.70, [0, 0]), _rec(1, 0.75, 0.52, [0, 0]), _rec(1, 1.0, 0.30, [0, 0])]
-    ok_one, _ = claim_fig2(recs[:3])
-    ok_mean, text = claim_fig2(recs)
-    assert not ok_one and ok_mean
-    assert "p=0.5: 60.0%" in text and "seeds [0, 1]" in text

@@ -38,7 +38,7 @@ def test_smoke_experiments_run_compare_and_render(isolated, names):
         paths = exp.render(summary.records, isolated / "figures", "smoke")
         assert {p.suffix for p in paths} >= {".png", ".pdf", ".md"}
     claims = [c for c in check_claims(exps, recs) if c["experiment"] in names]
-    assert claims and all(c["verdict"] in ("pass", "fail") for c in claims)
+    assert claims and all(c["verdict"] in ("pass", "fail", "inconclusive") for c in claims)
     assert all("budget: 512+512" in c["measured"] for c in claims)
     # same seed -> bitwise-equal numbers: rerun the first cell outside the runner
     rec = recs[names[0]][1][0]

@@ -1,0 +1,134 @@
+"""The Figs. 2/4/5 claims on constructed records with known answers (repro.fedmm.claims)."""
+
+import math
+
+import pytest
+
+from repro.core.records import RunRecord
+from repro.fedmm import claims as C
+
+ROUNDS_SG = [200 * k for k in range(1, 16)]  # FedSGDA evaluated every 200 rounds up to 3000
+ROUNDS_MM = [10 * k for k in range(1, 16)]
+
+
+def _rec(seed, da="DANN", algorithm="FedMM", M=20, p=1.0, final=0.5, curve=None, rounds=None,
+         full=None, clients=None):
+    cfg = {"da": da, "algorithm": algorithm, "local_steps": M, "p": p, "seed": seed}
+    if clients:
+        cfg["clients"] = clients
+    rounds = rounds or (ROUNDS_SG if algorithm == "FedSGDA" else ROUNDS_MM)
+    curve = curve if curve is not None else [final] * len(rounds)
+    return RunRecord(experiment="fedmm.test", config=cfg, key=f"{seed}{algorithm}{M}{p}",
+                     seed=seed, metrics={"final_acc": final, "test_acc_full":
+                                         final if full is None else full},
+                     curves={"round": rounds, "acc": curve})
+
+
+def test_spread_and_judge():
+    assert math.isclose(C.spread((1, [1, 2, 3]), (1, [2, 2, 2])), 1.0, abs_tol=1e-15)
+    assert math.isclose(C.spread((0.5, [1, 3]), (1, [0, 0])), 0.5 * math.sqrt(2), abs_tol=1e-15)
+    assert math.isnan(C.spread((1, [1.0]), (1, [2.0])))
+    assert C.judge(2.0, 1.0) is True and C.judge(-2.0, 1.0) is False
+    assert C.judge(0.5, 1.0) is None and C.judge(-0.99, 1.0) is None
+    assert C.judge(0.1, float("nan")) is True  # one seed: the sign decides
+    assert C.combine([True, None]) is None and C.combine([True, False, None]) is False
+    assert C.combine([True, True]) is True and C.combine([]) is False
+
+
+def _fig4(mm_finals, sg_curve):
+    recs = [_rec(s, final=f) for s, f in enumerate(mm_finals)]
+    recs += [_rec(s, algorithm="FedSGDA", M=1, final=sg_curve[-1], curve=sg_curve)
+             for s in range(len(mm_finals))]
+    return recs
+
+
+def test_sgda_rounds_level_is_fedmm_final_and_never_reached_is_censored_evidence():
+    # FedSGDA ends at 0.40; FedMM at 0.60. The old level 0.98 min(...) = 0.392 is reached at
+    # round 200; FedMM's level 0.588 is never reached: censored (> 3000), a pass.
+    sg = [0.40] * 15
+    v, text = C.claim_fig4_sgda_rounds(_fig4([0.6, 0.6, 0.6], sg))
+    assert v is True
+    assert "X = 0.98 x final(FedMM) = 58.8%" in text
+    assert "> 3000 (not reached: censored)" in text and "counts as evidence" in text
+
+
+def test_sgda_rounds_fails_when_reached_before_1000_and_exact_round_reported():
+    sg = [0.30, 0.45, 0.62, 0.62] + [0.62] * 11   # reaches 0.588 at round 600
+    v, text = C.claim_fig4_sgda_rounds(_fig4([0.6, 0.6, 0.6], sg))
+    assert v is False and "reaches X at round 600" in text
+    assert "margin -3.2 pp" in text  # 0.588 - 0.62
+
+
+def test_sgda_rounds_inconclusive_within_fedmm_seed_spread():
+    # FedMM finals 0.4, 0.6, 0.8 (sd 0.2, spread 0.196); FedSGDA best 0.50 < X = 0.588
+    v, text = C.claim_fig4_sgda_rounds(_fig4([0.4, 0.6, 0.8], [0.5] * 15))
+    assert v is None and "seed spread 19.6 pp -> inconclusive" in text
+
+
+def test_saving_and_m25_report_spread_and_judge():
+    mm = [_rec(s, final=0.5, curve=[0.1] * 4 + [0.5] * 11) for s in range(3)]  # X hit at 50
+    mm25 = [_rec(s, M=25, final=0.5, curve=[0.1] * 2 + [0.5] * 13) for s in range(3)]  # at 30
+    sg = [_rec(s, algorithm="FedSGDA", M=1, final=0.5, curve=[0.1] * 9 + [0.5] * 6)
+          for s in range(3)]  # at 2000
+    v, text = C.claim_fig4_saving(mm + mm25 + sg)
+    assert v is True and "saving 97.5%" in text            # 1 - 50/2000
+    v, text = C.claim_fig4_m25(mm + mm25 + sg)
+    assert v is True and "difference 20 rounds" in text
+    slow25 = [_rec(s, M=25, final=0.5, curve=[0.1] * 6 + [0.5] * 9) for s in range(3)]
+    assert C.claim_fig4_m25(mm + slow25 + sg)[0] is False
+
+
+def _fig2(vals):
+    return [_rec(s, da="CDAN", algorithm="FedAvgGDA", p=p, final=a)
+            for p, accs in vals.items() for s, a in enumerate(accs)]
+
+
+def test_fig2_as_worded_passes_while_the_monotone_reading_fails():
+    recs = _fig2({0.5: [0.55, 0.56, 0.54], 0.75: [0.58, 0.59, 0.57], 1.0: [0.44, 0.45, 0.43]})
+    v, text = C.claim_fig2(recs)
+    assert v is True and "acc(p=0.5) - acc(p=1) = 11.0 pp, seed spread 1.4 pp" in text
+    v, text = C.claim_fig2_monotone(recs)
+    assert v is False and "p=0.5->0.75: change +3.0 pp (spread 1.4 pp, fail)" in text
+
+
+def test_fig2_inconclusive_within_noise():
+    recs = _fig2({0.5: [0.50, 0.60, 0.55], 1.0: [0.48, 0.58, 0.53]})
+    assert C.claim_fig2(recs)[0] is None and C.claim_fig2_monotone(recs)[0] is None
+
+
+def test_fig5_per_client_setting():
+    recs = []
+    for setting, gap in (("1+1", 0.25), ("2+2", 0.05)):
+        for s in range(3):
+            recs += [_rec(s, algorithm="FedMM", final=0.5 + gap + 0.001 * s, clients=setting),
+                     _rec(s, algorithm="FedAvgGDA", final=0.5, clients=setting),
+                     _rec(s, algorithm="FedProxGDA", final=0.49, clients=setting)]
+    v, text = C.claim_fig5(recs)
+    assert v is False
+    assert "1+1 clients, DANN: " in text and "gap 25.1 pp (need > 20)" in text
+    assert "2+2 clients, DANN: " in text and "gap 5.1 pp" in text
+    assert C.claim_fig5([r for r in recs if r.config["clients"] == "1+1"])[0] is True
+
+
+HEADER = ("DA,algorithm,M,p,seed,rounds,final acc (full test),best acc (subset),R_conv,"
+          "acc of last client's local model\n")
+
+
+def test_verdicts_from_tables(tmp_path):
+    (tmp_path / "fedmm_fig2.csv").write_text(HEADER + "".join(
+        f"CDAN,FedAvgGDA,20,{p},{s},150,{a},{a},100,0\n"
+        for p, accs in ((0.5, (55, 56, 54)), (1.0, (44, 45, 43))) for s, a in enumerate(accs)))
+    rows4 = [f"CDAN,FedMM,20,1.0,{s},150,60,60,100,0\n" for s in range(3)]
+    rows4 += [f"CDAN,FedSGDA,1,1.0,{s},3000,40,{b},2000,0\n" for s, b in enumerate((45, 46, 47))]
+    (tmp_path / "fedmm_fig4.csv").write_text(HEADER + "".join(rows4))
+    rows5 = [f"CDAN,{a},20,1.0,{s},150,{v},{v},100,0\n" for s in range(3)
+             for a, v in (("FedMM", 60), ("FedAvgGDA", 45), ("FedProxGDA", 44))]
+    (tmp_path / "fedmm_fig5.csv").write_text(HEADER + "".join(rows5))
+    out = {r["claim"]: r for r in C.verdicts_from_tables(tmp_path)}
+    assert out["Fig. 2 degradation p=0.5 -> p=1"]["verdict"] == "pass"
+    sg = out["Fig. 4 FedSGDA needs > 1000 rounds (bound from finals)"]
+    assert sg["verdict"] == "pass" and "never reaches X in 3000 rounds (censored)" in sg["measured"]
+    assert "margin >= 12.8 pp" in sg["measured"]  # 58.8 - 46
+    assert out["Fig. 5 gap > 20 pp"]["verdict"] == "fail"
+    with pytest.raises(FileNotFoundError, match="render it"):
+        C.verdicts_from_tables(tmp_path / "missing")
