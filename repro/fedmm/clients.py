@@ -50,6 +50,24 @@ def allocate_split_clients(n_source: int, n_target: int, n_src_clients: int,
             + [ClientData(empty, t) for t in np.array_split(np.arange(n_target), n_tgt_clients)])
 
 
+def code_evaluated_client(clients) -> int:
+    """Index of the client whose local model the authors' code evaluates (spec §6).
+
+    The code evaluates the session weights after a round: the LAST client's local model
+    before the dual shift. Its runs use ``source_ratio=0, target_ratio=1``, so its client 1 is
+    target-only and its last client (client 2) holds the source data. Our allocation is the
+    mirror image (client 1 gets the fraction p of the source data), so the authors' evaluated
+    client is our client 0: at p = 1 the source-only client. For the split settings of Fig. 5
+    it is the first source-only client, also index 0. Raises when client 0 holds no source
+    data (the code's evaluated client always trains on source labels)."""
+    clients = list(clients)
+    if not clients or len(clients[0].source) == 0:
+        raise ValueError("the authors' evaluated client holds source data; client 0 has none "
+                         "(allocate with allocate_two_clients(p > 0) or "
+                         "allocate_split_clients)")
+    return 0
+
+
 class BatchStream:
     """Consecutive batches of a shuffled index set; reshuffle when the next batch would reach
     past the end."""

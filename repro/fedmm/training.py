@@ -1,9 +1,10 @@
 """One federated DA training run: presets (spec §5), the round loop, evaluation, checkpoints.
 
 The global model theta0 (after aggregation) is what is evaluated (spec §6); the accuracy of the
-last client's local model theta_N^{t+1} (what the authors' code actually evaluates) is logged
-as a secondary curve. A checkpoint (algorithm state, every random stream, curves) is written
-every ``checkpoint_every`` rounds and a rerun resumes from it bit for bit.
+source-holding client's local model theta_i^{t+1} (what the authors' code actually evaluates,
+``acc_code_client``) is logged as a secondary curve. A checkpoint (algorithm state, every
+random stream, curves) is written every ``checkpoint_every`` rounds and a rerun resumes from
+it bit for bit.
 """
 
 from __future__ import annotations
@@ -80,9 +81,12 @@ def checkpoint_path(experiment: str, seed: int) -> Path:
 
 
 def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torch.Tensor,
-          evaluate: Callable[[torch.Tensor], float], ctx, checkpoint: Path | None = None):
-    """Run ``spec.rounds`` rounds, logging (round, acc of theta0, acc of the last client's local
-    model) every ``eval_every`` rounds and at the end. Returns the final algorithm state."""
+          evaluate: Callable[[torch.Tensor], float], ctx, checkpoint: Path | None = None,
+          code_client: int = 0):
+    """Run ``spec.rounds`` rounds, logging (round, acc of theta0, acc of client
+    ``code_client``'s local model: what the authors' code evaluates, see
+    :func:`repro.fedmm.clients.code_evaluated_client`) every ``eval_every`` rounds and at the
+    end. Returns the final algorithm state."""
     blocks = blocks_for(net, task, spec.preset)
     alg = build(spec.algorithm, blocks, theta0, problem, local_steps=spec.local_steps,
                 eta3=ETA3_BASE[net.method])
@@ -98,7 +102,7 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
         r = alg.state.round
         if r % spec.eval_every == 0 or r == spec.rounds:
             ctx.log_round(r, round=r, acc=evaluate(alg.state.theta0),
-                          acc_local_last=evaluate(alg.state.local[-1]))
+                          acc_code_client=evaluate(alg.state.local[code_client]))
         if checkpoint is not None and r % spec.checkpoint_every == 0 and r < spec.rounds:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
             s = alg.state

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from repro.core.data.mnist import load_mnist
+from repro.fedmm.clients import allocate_split_clients, allocate_two_clients, code_evaluated_client
 from repro.fedmm.mnistm import blend, make_mnistm, mnist_split, mnistm_split
 
 
@@ -49,3 +51,19 @@ def test_mnistm_deterministic_prefix_and_labels(isolated):
     assert full.shape == (10000, 28, 28, 3) and np.array_equal(full[:40], X)
     assert (isolated / "cache" / "fedmm" / "mnistm_v1_test_seed42.npy").is_file()
     assert np.array_equal(mnistm_split("test", 40)[0], X)  # read back from the cache
+
+
+def test_code_evaluated_client_is_the_source_only_client_at_p1():
+    """The authors' runs (source_ratio=0, target_ratio=1) evaluate their last client, which
+    holds all the source data; in our mirrored allocation that is client 0."""
+    clients = allocate_two_clients(100, 80, 1.0)
+    i = code_evaluated_client(clients)
+    assert i == 0
+    assert len(clients[i].source) == 100 and len(clients[i].target) == 0
+    assert len(clients[1 - i].source) == 0 and len(clients[1 - i].target) == 80
+    assert clients[i].batch_split(64) == (64, 0)
+    split = allocate_split_clients(100, 80, 2, 2)
+    j = code_evaluated_client(split)
+    assert len(split[j].source) == 50 and len(split[j].target) == 0
+    with pytest.raises(ValueError, match="holds source data"):
+        code_evaluated_client(allocate_two_clients(100, 80, 0.0))

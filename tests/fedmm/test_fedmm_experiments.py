@@ -91,7 +91,7 @@ def test_global_model_is_evaluated_and_checkpoint_resume_is_exact(tmp_path):
 
     ctx = _Ctx()
     state = training.train(_tiny_problem(net), net, "mnist", spec, theta0, evaluate, ctx)
-    assert torch.equal(seen[-2], state.theta0) and torch.equal(seen[-1], state.local[-1])
+    assert torch.equal(seen[-2], state.theta0) and torch.equal(seen[-1], state.local[0])
     ckpt = tmp_path / "ck.pt"
     calls = {"n": 0}
 
