@@ -56,3 +56,77 @@ def check_finite(round_: int, **values: float | np.ndarray) -> None:
         if not np.all(np.isfinite(arr)):
             bad = arr if arr.ndim == 0 else arr[~np.isfinite(arr)].flat[0]
             raise DivergenceError(round_, name, float(bad))
+
+
+# ----------------------------------------------------------------- inputs of the public API
+# Each helper raises ``ValueError`` naming the argument, what was expected and what was found.
+
+def _show(v: object) -> str:
+    try:
+        return f"{float(v):g}"
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+def check_vector(name: str, values: object, *, length: int | None = None,
+                 length_of: str = "") -> np.ndarray:
+    """``values`` as a one-dimensional array, of ``length`` entries when given.
+
+    >>> check_vector("s", [1, 0], length=3, length_of="y")
+    Traceback (most recent call last):
+    ...
+    ValueError: s must have one entry per row of y (3), got 2
+    """
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one entry per sample), got shape "
+                         f"{a.shape}")
+    if length is not None and len(a) != length:
+        raise ValueError(f"{name} must have one entry per row of {length_of} ({length}), "
+                         f"got {len(a)}")
+    return a
+
+
+def check_matrix(name: str, values: object) -> np.ndarray:
+    """``values`` as a two-dimensional array (rows = samples)."""
+    a = np.asarray(values)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional (rows, features), got shape {a.shape}")
+    return a
+
+
+def check_labels(name: str, values: object, allowed: tuple, *, shown: str,
+                 remedy: str = "") -> None:
+    """Raise unless every entry of ``values`` is one of ``allowed`` (``shown`` says which).
+
+    >>> check_labels("y", [1, 0], (-1, 1), shown="labels in {-1, +1}",
+    ...              remedy="map 0/1 with 2 * y - 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: y must hold labels in {-1, +1}, got 0; map 0/1 with 2 * y - 1
+    """
+    a = np.asarray(values)
+    bad = ~np.isin(a, np.asarray(allowed))
+    if bad.any():
+        raise ValueError(f"{name} must hold {shown}, got {_show(a[bad].flat[0])}"
+                         + (f"; {remedy}" if remedy else ""))
+
+
+def check_class_labels(name: str, values: object, classes: int) -> None:
+    """Raise unless ``values`` are integers in ``0..classes-1``."""
+    a = np.asarray(values)
+    if a.dtype.kind in "iub":
+        bad = (a < 0) | (a >= classes)
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~((a == np.round(a)) & (a >= 0) & (a < classes))
+    if bad.any():
+        raise ValueError(f"{name} must hold integer labels in 0..{classes - 1} "
+                         f"(classes = {classes}), got {_show(a[bad].flat[0])}")
+
+
+def check_rows(name: str, rows: int, expected: int, of: str, why: str = "") -> None:
+    """Raise unless ``name`` has ``expected`` rows (as many as ``of``)."""
+    if rows != expected:
+        raise ValueError(f"{name} has {rows} rows, {of} has {expected}"
+                         + (f"; {why}" if why else ""))

@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from repro.core.validation import check_choice, check_finite, check_range
+from repro.core.validation import check_choice, check_finite, check_range, check_rows
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
+from repro.fairvfl.models import LinearBlock
 from repro.fairvfl.objective import FairnessGroups, lagrangian
 from repro.fairvfl.parties import ActiveParty, PassiveParty, Server
+
+PAPER_ETA = 100.0  # eta_t of [C] §V-A and [J] §5.1 (the linear model's step, 1/eta = 0.01)
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,17 @@ class FairVFLParams:
     """Hyperparameters (§7): ``eta`` = inverse primal step, ``beta`` = dual step (§11 A19),
     ``c`` = dual regularization ``c_t`` (constant in the experiments), ``mu`` = ridge weight
     (``None`` -> 2/n, [J] §5.1), ``roles``: ``"conf"`` (all active) or ``"journal"``
-    (party 0 active, the rest passive)."""
+    (party 0 active, the rest passive).
+
+    ``eta=None`` (the default) means the papers' ``eta_t = 100`` ([C] §V-A, [J] §5.1) when
+    every party is a :class:`~repro.fairvfl.models.LinearBlock`; with any other block
+    (``MLPBlock``) :class:`FairVFL` raises ``ValueError`` and asks for an explicit ``eta``:
+    [J] §5.1 prints ``eta_t = 100`` for both models, but at that step our MLP stays at the
+    majority rate (spec §3.2, ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
+    the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently."""
 
     eps: float = 0.01
-    eta: float = 100.0
+    eta: float | None = None
     beta: float = 0.1
     c: float = 1e-3
     Q: int = 1
@@ -46,7 +56,8 @@ class FairVFLParams:
 
     def __post_init__(self) -> None:
         check_range("eps", self.eps, low=0)
-        check_range("eta", self.eta, low=0, low_open=True)
+        if self.eta is not None:
+            check_range("eta", self.eta, low=0, low_open=True)
         check_range("beta", self.beta, low=0, low_open=True)
         check_range("c", self.c, low=0)
         check_range("Q", self.Q, low=1)
@@ -85,12 +96,17 @@ class FairVFL:
 
     Parameters
     ----------
-    blocks : per-party model blocks (``LinearBlock``/``MLPBlock``) bound to ``X^k`` (train).
-    y, s : training labels in {-1, +1} and groups (True = a); given to the server and the
-        active parties only.
-    params : :class:`FairVFLParams`.
+    blocks : per-party model blocks (``LinearBlock``/``MLPBlock``) bound to ``X^k`` (train),
+        every one over the same rows in the same order.
+    y, s : training labels in {-1, +1} (0/1 labels raise: they are a different objective)
+        and groups (True = a), numpy arrays with one entry per row; given to the server and
+        the active parties only.
+    params : :class:`FairVFLParams` (with an ``MLPBlock``, ``eta`` must be given).
     init_generators : per-party ``torch.Generator`` for the MLP init (ignored by the LM).
     rng : ``numpy.random.Generator`` for mode ``random``.
+
+    Inputs and outputs are numpy (float64): ``thetas()``, ``test_scores``, ``state``; torch
+    stays inside ``MLPBlock``. Bad inputs raise ``ValueError`` naming the argument.
     """
 
     def __init__(self, blocks, y, s, params: FairVFLParams, *, init_generators=None,
@@ -98,6 +114,13 @@ class FairVFL:
         self.params = params
         groups = FairnessGroups.from_labels(y, s)
         self.n = groups.n
+        blocks = list(blocks)
+        if not blocks:
+            raise ValueError("blocks must hold at least one party's model block")
+        self.eta = _primal_eta(params, blocks)
+        if init_generators is not None and len(init_generators) != len(blocks):
+            raise ValueError(f"init_generators must hold one generator per block "
+                             f"({len(blocks)}), got {len(init_generators)}")
         self.mu = 2.0 / self.n if params.mu is None else params.mu
         if params.mode == "random" and rng is None:
             raise ValueError("mode 'random' needs rng (a numpy Generator)")
@@ -111,6 +134,8 @@ class FairVFL:
                 self.parties.append(ActiveParty(k, block, theta0, self.mu, groups))
             else:
                 self.parties.append(PassiveParty(k, block, theta0, self.mu))
+            check_rows(f"blocks[{k}]", len(self.parties[-1].u), self.n, "y",
+                       "every party's block must hold the same samples, in the order of y")
         self.server.receive([p.upload() for p in self.parties])  # initial upload (§2.2)
         self.state = RoundState(loss=self.objective(), d=groups.deo_signed(self.server.z))
 
@@ -128,6 +153,23 @@ class FairVFL:
         return [p.block.to_numpy(p.theta) for p in self.parties]
 
     def test_scores(self, X_test_blocks) -> np.ndarray:
+        """Scores ``z = sum_k g_k(theta_k; X_test^k)`` of new rows (one matrix per party, in
+        the parties' order, with the columns each party was trained on)."""
+        X_test_blocks = list(X_test_blocks)
+        if len(X_test_blocks) != len(self.parties):
+            raise ValueError(f"X_test_blocks must hold one matrix per party "
+                             f"({len(self.parties)}), got {len(X_test_blocks)}")
+        for k, (p, X) in enumerate(zip(self.parties, X_test_blocks, strict=True)):
+            shape = np.shape(X)
+            if len(shape) != 2:
+                raise ValueError(f"X_test_blocks[{k}] must be two-dimensional, got shape "
+                                 f"{shape}")
+            check_rows(f"X_test_blocks[{k}]", shape[0], np.shape(X_test_blocks[0])[0],
+                       "X_test_blocks[0]")
+            cols = getattr(p.block, "X", None)
+            if cols is not None and shape[1] != cols.shape[1]:
+                raise ValueError(f"X_test_blocks[{k}] has {shape[1]} columns, party {k} has "
+                                 f"{cols.shape[1]}")
         return sum(p.test_contribution(X) for p, X in zip(self.parties, X_test_blocks,
                                                           strict=True))
 
@@ -146,7 +188,7 @@ class FairVFL:
 
     def step(self, *, eta_t: float | None = None, c_t: float | None = None) -> RoundMessages:
         """One communication round; ``eta_t``/``c_t`` override the constants (theory runs)."""
-        step = 1.0 / (self.params.eta if eta_t is None else eta_t)
+        step = 1.0 / (self.eta if eta_t is None else eta_t)
         c_t = self.params.c if c_t is None else c_t
         q = self.local_steps()
         to_active, to_passive, uploads = [], [], []
@@ -179,3 +221,18 @@ class FairVFL:
             if callback is not None:
                 callback(self.state)
         return self.state
+
+
+def _primal_eta(params: FairVFLParams, blocks: list) -> float:
+    """``params.eta``, or the papers' 100 when every block is linear; see FairVFLParams."""
+    if params.eta is not None:
+        return float(params.eta)
+    other = [k for k, b in enumerate(blocks) if not isinstance(b, LinearBlock)]
+    if not other:
+        return PAPER_ETA
+    name = type(blocks[other[0]]).__name__
+    raise ValueError(
+        f"eta must be given for blocks[{other[0]}] ({name}): [J] §5.1's eta_t = 100 is the "
+        f"linear model's step and leaves an MLPBlock at the majority rate (spec fairvfl §3.2, "
+        f"docs/deviations.md#fairvfl-mlp-architecture-and-step-a15); the experiments use "
+        f"FairVFLParams(eta=2.0)")

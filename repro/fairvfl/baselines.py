@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from repro.core.validation import check_choice
+from repro.core.validation import check_choice, check_labels, check_vector
 
 TEST_SEED_OFFSET = 10_000  # §4.2: Generator(PCG64(seed_run + 10_000)) for test-time draws
 
@@ -75,11 +75,23 @@ def _labels01(y) -> np.ndarray:
     return (np.asarray(y) == 1).astype(np.int64)
 
 
+def _check_inputs(z_train, y_train, s_train, z_test, s_test) -> None:
+    """One score, label in {-1, +1} and group per training row; one group per test row."""
+    z_train = check_vector("z_train", z_train)
+    check_vector("y_train", y_train, length=len(z_train), length_of="z_train")
+    check_labels("y_train", y_train, (-1, 1), shown="labels in {-1, +1}",
+                 remedy="for labels in {0, 1} pass 2 * y - 1")
+    check_vector("s_train", s_train, length=len(z_train), length_of="z_train")
+    z_test = check_vector("z_test", z_test)
+    check_vector("s_test", s_test, length=len(z_test), length_of="z_test")
+
+
 def eo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
                    constraint: str = "odds"):
     """Hardt et al. derived predictor (§4.2). Test decisions ``Y~ ~ Bernoulli(p_{Yhat,A})``
     drawn with ``Generator(PCG64(seed + 10_000))``; score-flip convention
     ``p~ = p`` if the decision is kept, ``1 - p`` if flipped (§11 A10)."""
+    _check_inputs(z_train, y_train, s_train, z_test, s_test)
     s_train, s_test = np.asarray(s_train, bool), np.asarray(s_test, bool)
     prog = eo_program((np.asarray(z_train) >= 0).astype(int), _labels01(y_train), s_train,
                       constraint)
@@ -121,6 +133,7 @@ def ceo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
     """Calibrated equalized odds (§4.3): ``floor(alpha n_test(g_lo))`` test samples of
     ``g_lo``, chosen with ``Generator(PCG64(seed + 10_000))``, get the training base rate
     ``mu_{g_lo}`` as score; decisions ``1[h~ >= 1/2]``."""
+    _check_inputs(z_train, y_train, s_train, z_test, s_test)
     s_train, s_test = np.asarray(s_train, bool), np.asarray(s_test, bool)
     h_train = expit(np.asarray(z_train, dtype=np.float64))
     mix = ceo_mixing(h_train, _labels01(y_train), s_train, cost)

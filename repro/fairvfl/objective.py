@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from repro.core.validation import check_labels, check_vector
+
+LABEL_REMEDY = ("labels in {0, 1} give a different objective (a 0-labelled row adds log 2 and "
+                "no gradient): pass 2 * y - 1")
+
 
 @dataclass(frozen=True)
 class FairnessGroups:
@@ -32,8 +37,14 @@ class FairnessGroups:
 
     @classmethod
     def from_labels(cls, y: np.ndarray, s: np.ndarray) -> FairnessGroups:
-        y = np.asarray(y, dtype=np.float64)
-        s = np.asarray(s, dtype=bool)
+        """``y`` in {-1, +1} (``ValueError`` otherwise, with the remedy for 0/1 labels) and
+        ``s`` booleans or 0/1 (True = group a), one per row of ``y``."""
+        y = check_vector("y", y)
+        check_labels("y", y, (-1, 1), shown="labels in {-1, +1}", remedy=LABEL_REMEDY)
+        s = check_vector("s", s, length=len(y), length_of="y")
+        check_labels("s", s, (0, 1), shown="booleans or 0/1 (True = group a)")
+        y = y.astype(np.float64)
+        s = s.astype(bool)
         pos = y == 1
         in_a, in_b = pos & s, pos & ~s
         if not in_a.any() or not in_b.any():

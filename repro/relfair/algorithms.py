@@ -28,7 +28,7 @@ from repro.relfair.messages import (
     ModelBroadcast,
     ModelReport,
 )
-from repro.relfair.models import Params, weighted_sum
+from repro.relfair.models import Params, as_params, weighted_sum
 from repro.relfair.problem import draw_round
 
 __all__ = [
@@ -86,6 +86,8 @@ class _Base:
                             f"got {type(hyper).__name__}")
         self.engine, self.hyper, self.setup, self.generator = engine, hyper, setup, generator
         n = engine.data.n
+        theta0 = as_params("theta0", theta0, engine.data.d_in, engine.data.classes,
+                           setup.hidden)
         self.state = FLState(round=1, theta=tuple(p.clone() for p in theta0),
                              lam=np.full(n, 1.0 / n))
 
@@ -161,7 +163,7 @@ class ScaffPDIA(_Base):
         msgs: list = [ModelBroadcast(theta)]
         draws = self._draws(h.local_steps + 1)
         singleton = h.ambiguity.is_singleton
-        losses = None if singleton else eng.evaluate(theta, "train")[0].numpy()
+        losses = None if singleton else eng.evaluate(theta, "train")[0]
         _, controls = eng.gradients_at(theta, draws, 0)
         msgs.append(LossControlReport(losses, controls))
         if singleton:

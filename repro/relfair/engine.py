@@ -11,12 +11,14 @@ rounding.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from repro.core.validation import check_choice
 from repro.relfair.models import (
     Params,
     StackedGradBuffers,
+    as_params,
     cross_entropy_per_client,
     forward,
     stack,
@@ -132,14 +134,23 @@ class ClientEngine:
         return u, snap
 
     # ----------------------------------------------------------------- evaluation (eval mode)
-    @torch.no_grad()
-    def evaluate(self, theta: Params, split: str = "val") -> tuple[torch.Tensor, torch.Tensor]:
+    def evaluate(self, theta: Params, split: str = "val") -> tuple[np.ndarray, np.ndarray]:
         """Per-client mean cross-entropy and accuracy of one model on a whole split (A6).
 
-        The loop backend evaluates each client on its own rows (the oracle of the segment sums
-        below); the vectorized one runs the model over the concatenated split in chunks and sums
-        per client with ``index_add``.
+        ``theta = (W1, b1, W2, b2)``, torch tensors or numpy arrays; ``split`` is ``"train"``
+        or ``"val"``. Returns two float64 numpy arrays of one entry per client (torch stays
+        inside the engine).
         """
+        check_choice("split", split, ("train", "val"))
+        theta = as_params("theta", theta, self.data.d_in, self.data.classes)
+        losses, accs = self._evaluate(theta, split)
+        return losses.numpy(), accs.numpy()
+
+    @torch.no_grad()
+    def _evaluate(self, theta: Params, split: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """The loop backend evaluates each client on its own rows (the oracle of the segment
+        sums below); the vectorized one runs the model over the concatenated split in chunks
+        and sums per client with ``index_add``."""
         X = self.data.X_train if split == "train" else self.data.X_val
         y = self.data.y_train if split == "train" else self.data.y_val
         n = self.data.n

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 __all__ = [
     "Params",
     "StackedGradBuffers",
+    "as_params",
     "forward",
     "forward_stacked",
     "init_params",
@@ -40,6 +42,25 @@ def init_params(d_in: int, hidden: int, classes: int, generator: torch.Generator
         b = (torch.rand(fan_out, generator=generator) * 2 - 1) * bound
         out += [W, b]
     return tuple(out)
+
+
+def as_params(name: str, theta, d_in: int, classes: int, hidden: int | None = None) -> Params:
+    """``theta = (W1, b1, W2, b2)`` as float32 torch tensors, numpy arrays accepted; a
+    ``ValueError`` naming ``name[k]`` unless the shapes are ``(d_in, h), (h,), (h, classes),
+    (classes,)`` (``h = hidden``, or ``W1``'s second axis when not given)."""
+    if not isinstance(theta, tuple | list) or len(theta) != 4:
+        got = f"{len(theta)} arrays" if isinstance(theta, tuple | list) else type(theta).__name__
+        raise ValueError(f"{name} must be a tuple (W1, b1, W2, b2) of 4 arrays, got {got}")
+    shapes = [tuple(np.shape(p)) for p in theta]
+    h = hidden if hidden is not None else (shapes[0][1] if len(shapes[0]) == 2 else -1)
+    for k, (shape, want) in enumerate(zip(shapes, ((d_in, h), (h,), (h, classes), (classes,)),
+                                          strict=True)):
+        if shape != want:
+            raise ValueError(f"{name}[{k}] must have shape {want} (W1, b1, W2, b2 for "
+                             f"{d_in} features, {h} hidden units, {classes} classes), "
+                             f"got {shape}")
+    return tuple(p if isinstance(p, torch.Tensor) and p.dtype == torch.float32
+                 else torch.as_tensor(np.asarray(p), dtype=torch.float32) for p in theta)
 
 
 def forward(params: Params, X: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from repro.core.validation import check_range
+from repro.core.validation import (
+    check_class_labels,
+    check_matrix,
+    check_range,
+    check_vector,
+)
 
 __all__ = ["ClientData", "RoundDraws", "draw_round", "split_clients"]
 
@@ -56,8 +61,16 @@ class ClientData:
 def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np.random.Generator,
                   *, train_fraction: float = 0.8, classes: int = 10) -> ClientData:
     """Each client's samples permuted; the first ``floor(0.8 N_i)`` train, the rest validation
-    (paper §7 "80:20"; spec §4.1)."""
+    (paper §7 "80:20"; spec §4.1).
+
+    ``X`` (rows, features) and ``y`` (integer labels in ``0..classes-1``) are numpy arrays;
+    ``parts[i]`` holds the rows of client ``i`` (no row in two clients). Bad inputs raise
+    ``ValueError`` naming the argument."""
     check_range("train_fraction", train_fraction, low=0, high=1, low_open=True, high_open=True)
+    X = check_matrix("X", X)
+    y = check_vector("y", y, length=X.shape[0], length_of="X")
+    check_class_labels("y", y, classes)
+    _check_parts(parts, X.shape[0])
     tr, va = [], []
     for idx in parts:
         perm = rng.permutation(idx)
@@ -76,6 +89,29 @@ def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np
         X_val=torch.from_numpy(np.ascontiguousarray(Xf[va_idx])),
         y_val=torch.from_numpy(np.asarray(y)[va_idx].astype(np.int64)),
         val_offsets=offs[1], classes=classes)
+
+
+def _check_parts(parts: list[np.ndarray], rows: int) -> None:
+    """Every part holds row indices of ``X``; no row belongs to two clients."""
+    if len(parts) == 0:
+        raise ValueError("parts must hold at least one client's row indices")
+    owner = np.full(rows, -1)
+    for i, idx in enumerate(parts):
+        idx = check_vector(f"parts[{i}]", idx)
+        if idx.size and idx.dtype.kind not in "iu":
+            raise ValueError(f"parts[{i}] must hold integer row indices, got dtype {idx.dtype}")
+        out = idx[(idx < 0) | (idx >= rows)]
+        if out.size:
+            raise ValueError(f"parts[{i}] holds row {int(out[0])}, X has {rows} rows")
+        values, counts = np.unique(idx, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"parts[{i}] repeats row {int(values[counts > 1][0])}")
+        taken = owner[idx] >= 0
+        if taken.any():
+            r = int(idx[taken][0])
+            raise ValueError(f"parts[{i}] repeats row {r} of parts[{int(owner[r])}]; "
+                             "a row belongs to one client")
+        owner[idx] = i
 
 
 @dataclass(frozen=True)

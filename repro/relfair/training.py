@@ -77,17 +77,17 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
         st = alg.state
         values = {"lam_min": float(st.lam.min()), "lam_max": float(st.lam.max())}
         if r % config["eval_every"] == 0 or r == config["rounds"]:
-            vl, va = (t.numpy() for t in engine.evaluate(st.theta, "val"))
+            vl, va = engine.evaluate(st.theta, "val")
             m = client_metrics(vl, va)
             values.update(val_loss=m["loss_all"], val_acc=m["acc_all"], val_R_AB=m["R_AB"])
         if ctx is not None:
             ctx.log_round(r, **values)
-    vl, va = (t.numpy() for t in engine.evaluate(alg.state.theta, "val"))
+    vl, va = engine.evaluate(alg.state.theta, "val")
     metrics = client_metrics(vl, va)
     counts = data.val_sizes
     metrics["acc_pooled"] = float(np.sum(va * counts) / counts.sum())
     if alg.state.theta_avg is not None:  # SAFL's averaged iterate (A8), secondary
-        al, aa = (t.numpy() for t in engine.evaluate(alg.state.theta_avg, "val"))
+        al, aa = engine.evaluate(alg.state.theta_avg, "val")
         avg = client_metrics(al, aa)
         metrics.update({f"avg_iterate_{k}": v for k, v in avg.items()})
     curves = {"client_val_loss": vl.tolist(), "client_val_acc": va.tolist()}

@@ -85,7 +85,7 @@ def test_scaffold_and_scaff_pd_are_scaff_pd_ia_configurations():
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
     engine = ClientEngine(split_clients(X, y, np.array_split(np.arange(60), 3), rng,
                                         classes=2))
-    theta0 = init_params(3, 4, 2, torch.Generator().manual_seed(0))
+    theta0 = init_params(3, 50, 2, torch.Generator().manual_seed(0))
     scaffold = Scaffold(engine, theta0, torch.Generator().manual_seed(1), local_steps=2)
     pd = ScaffPD(engine, theta0, torch.Generator().manual_seed(1), alpha=0.5)
     assert type(scaffold) is ScaffPDIA and type(pd) is ScaffPDIA
