@@ -203,6 +203,18 @@ class LogisticBlock:
         ``phi'(z_m) x_m``)."""
         return self._rows_t((self.fw + self._mixed_weights(a)) * self._dphi(self._z(W)))
 
+    def loss_parts(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(phi, phi', phi'')`` of every row at ``W`` from ONE pass over the rows: one
+        ``z = Xw`` and one ``e = exp(-|z|)`` give ``log(1+e^z) = max(z,0) + log1p(e)``, the
+        sigmoid ``1/(1+e)`` (z >= 0) or ``e/(1+e)`` (z < 0) and ``sigma(1-sigma) = e/(1+e)^2``
+        (the batched solver's kernel; :meth:`phi` / :meth:`_dphi` are the oracle's)."""
+        z = self._z(W)
+        e = np.exp(-np.abs(z))
+        inv = 1.0 / (1.0 + e)
+        phi = np.maximum(z, 0.0) + np.log1p(e) - self.y * z
+        dphi = np.where(z >= 0, inv, e * inv) - self.y
+        return phi, dphi, e * inv * inv
+
     def lagrangian_hess(self, W: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(∇²f + sum_k a_k ∇²c_k, jac_c)`` from one evaluation of ``z = Xw``."""
         z = self._z(W)

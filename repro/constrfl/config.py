@@ -24,7 +24,9 @@ class ProxALConfig:
     beta, s_bar, rho, q, eps1, eps2 : the paper's inputs; ``tau_k = s_bar / (k+1)^2``.
     k_max, t_max : safety caps on outer / ADMM iterations (not in the paper, spec §2.6).
     solver : subproblem solver, ``"auto"`` picks exact (quadratic P), Newton (convex c) or
-        L-BFGS-B (nonconvex c), spec §2.4.
+        L-BFGS-B (nonconvex c), spec §2.4; ``"newton_clip"`` is the batched Newton with the
+        Hessian's eigenvalues floored (nonconvex c, all clients of a round at once) and
+        ``"lbfgsb"`` the per-client scipy L-BFGS-B kept as its oracle.
     solver_tol_factor : the client/server tolerance is ``solver_tol_factor * eps_{t+1}``
         (1 = paper; the reference scripts use 1e-2 (NP) / 1e-4 (fairness), D5).
     solver_tol_floor : the tolerance is at least this (theory checks use a tiny factor and a
@@ -82,7 +84,8 @@ class ProxALConfig:
         check_range("cprox_tol_factor", self.cprox_tol_factor, low=0, low_open=True)
         check_range("solver_tol_floor", self.solver_tol_floor, low=0)
         check_range("eps_floor", self.eps_floor, low=0, high=1, high_open=True)
-        check_choice("solver", self.solver, ("auto", "exact", "newton", "lbfgsb"))
+        check_choice("solver", self.solver,
+                     ("auto", "exact", "newton", "newton_clip", "lbfgsb"))
         check_choice("admm_init", self.admm_init, ("wk", "w0"))
         check_choice("epst_lambda", self.epst_lambda, ("old", "new"))
         check_choice("epst_u", self.epst_u, ("old", "new"))

@@ -46,6 +46,13 @@ class SumMerit:
     def hess(self, W):
         return self._each(W, "hess")
 
+    def value_grad(self, W):
+        v, g = 0.0, 0.0
+        for m in self.merits:
+            vm, gm = m.value_grad(np.broadcast_to(W[0], (m.block.size, W.shape[1])))
+            v, g = v + vm.sum(axis=0), g + gm.sum(axis=0)
+        return np.atleast_1d(v), g[None]
+
 
 @dataclass
 class CentralState:
@@ -70,6 +77,8 @@ class CentralProxAL:
             self.method = "exact"
         elif all(b.convex_constraints for b in blocks) and config.solver in ("auto", "newton"):
             self.method = "newton"
+        elif config.solver == "newton_clip":
+            self.method = "newton_clip"
         else:
             self.method = "lbfgsb"
 

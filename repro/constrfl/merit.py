@@ -50,6 +50,8 @@ class Merit:
         return self.block.f(W) + al + 0.5 * self.prox * np.sum(dw * dw, axis=1)
 
     def grad(self, W: np.ndarray) -> np.ndarray:
+        if hasattr(self.block, "loss_parts"):    # one pass over the rows (logistic blocks)
+            return self.value_grad(W)[1]
         a = _plus(self.block, self._s(W))
         if hasattr(self.block, "lagrangian_grad"):   # one pass over the rows (logistic blocks)
             g = self.block.lagrangian_grad(W, a)
@@ -57,17 +59,47 @@ class Merit:
             g = self.block.grad_f(W) + np.einsum("bkd,bk->bd", self.block.jac_c(W), a)
         return g + self.prox * (W - self.center)
 
+    def value_grad(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(P(W), grad P(W))`` together; a logistic block makes one pass over its rows
+        (:meth:`LogisticBlock.loss_parts`), the batched solver's kernel. Other blocks: the
+        separate :meth:`value` and :meth:`grad`."""
+        blk = self.block
+        if not hasattr(blk, "loss_parts"):
+            return self.value(W), self.grad(W)
+        phi, dphi, _ = blk.loss_parts(W)
+        c = np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r
+        a = _plus(blk, self.mu + self.beta * c)
+        dw = W - self.center
+        val = (np.einsum("bm,bm->b", blk.fw, phi)
+               + (np.sum(a * a, axis=1) - np.sum(self.mu * self.mu, axis=1)) / (2 * self.beta)
+               + 0.5 * self.prox * np.sum(dw * dw, axis=1))
+        g = blk._rows_t((blk.fw + blk._mixed_weights(a)) * dphi) + self.prox * dw
+        return val, g
+
     def hess(self, W: np.ndarray) -> np.ndarray:
+        blk = self.block
+        if hasattr(blk, "loss_parts"):     # one pass over the rows (logistic blocks)
+            phi, dphi, d2 = blk.loss_parts(W)
+            s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
+            a = _plus(blk, s)
+            H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
+            J = np.matmul(blk.Gw * dphi[:, None, :], blk.X)
+            active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
+            return self._finish_hess(H, J, active, W.shape[1])
         s = self._s(W)
         a = _plus(self.block, s)
         active = np.ones_like(s) if self.block.equality else (s > 0).astype(float)
-        if hasattr(self.block, "lagrangian_hess"):   # one pass over the rows (logistic blocks)
+        if hasattr(self.block, "lagrangian_hess"):
             H, J = self.block.lagrangian_hess(W, a)
         else:
             J = self.block.jac_c(W)
             H = self.block.hess_f(W) + self.block.hess_c_weighted(W, a)
+        return self._finish_hess(H, J, active, W.shape[1])
+
+    def _finish_hess(self, H, J, active, d):
+        """``H + beta sum_{j active} ∇c_j ∇c_jᵀ + prox I`` (the generalized Hessian)."""
         H = H + self.beta * np.matmul(J.transpose(0, 2, 1) * active[:, None, :], J)
-        H[:, np.arange(W.shape[1]), np.arange(W.shape[1])] += self.prox
+        H[:, np.arange(d), np.arange(d)] += self.prox
         return H
 
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray]:

@@ -142,25 +142,41 @@ class FactorCache:
         return self._store[key]
 
 
+def _phi_value_grad(merit, U, lin, rho, ctr):
+    """``(phi(U), grad phi(U))`` of the subproblem from one :meth:`Merit.value_grad`."""
+    v, g = merit.value_grad(U) if hasattr(merit, "value_grad") else (merit.value(U),
+                                                                      merit.grad(U))
+    du = U - ctr
+    return (v + np.sum(lin * U, axis=1) + 0.5 * rho * np.sum(du * du, axis=1),
+            g + lin + rho * du)
+
+
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                  clip: float | None = None) -> tuple[np.ndarray, SolveInfo]:
     """Batched damped Newton; each party stops as soon as ``||grad phi||_inf <= tol``.
 
-    ``clip`` > 0 floors the Hessian's eigenvalues (nonconvex phi, fairness), spec §2.4.
+    One Newton iteration of the parties still running is one generalized Hessian, one solve
+    of the (b, d, d) systems and Armijo backtracking whose trial points are evaluated with
+    value AND gradient in one pass over the rows (an accepted trial's gradient is the next
+    iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
+    eigenvalues (nonconvex phi, fairness), spec §2.4.
     """
     U = np.array(U0, dtype=float, copy=True)
     b, d = U.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (b,))
     iters = np.zeros(b, dtype=int)
-    g = _phi_grad(merit, U, lin, rho, ctr)
+    fval, g = _phi_value_grad(merit, U, lin, rho, ctr)
     res = np.max(np.abs(g), axis=1)
+    sub_key, sub = None, merit
     for _ in range(max_iter):
         todo = res > tol
         if not todo.any():
             break
         idx = np.flatnonzero(todo)
-        sub = _restrict(merit, idx)
-        Ui, li, ci, gi = U[idx], _rows(lin, idx), _rows(ctr, idx), g[idx]
+        if sub_key is None or not np.array_equal(sub_key, idx):
+            sub_key, sub = idx, _restrict(merit, idx)       # copy rows once per active set
+            li, ci = _rows(lin, idx), _rows(ctr, idx)
+        Ui, gi, f0 = U[idx], g[idx], fval[idx]
         Hs = sub.hess(Ui)
         Hs[:, np.arange(d), np.arange(d)] += rho
         if clip is not None:
@@ -170,21 +186,25 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
             raise _breakdown(Hs, idx) from exc
-        f0 = _phi_value(sub, Ui, li, rho, ci)
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
+        trial = Ui + step
+        ft, gt = _phi_value_grad(sub, trial, li, rho, ci)
         for _ in range(60):
-            trial = Ui + t[:, None] * step
-            bad = _phi_value(sub, trial, li, rho, ci) > f0 + 1e-4 * t * slope
+            bad = ft > f0 + 1e-4 * t * slope
             # Below round-off level the Armijo test cannot decide; accept the full step there.
             bad &= np.abs(t * slope) > 1e-15 * (1 + np.abs(f0))
             if not bad.any():
                 break
             t = np.where(bad, 0.5 * t, t)
-        U[idx] = Ui + t[:, None] * step
+            jb = np.flatnonzero(bad)
+            trial[jb] = Ui[jb] + t[jb, None] * step[jb]
+            fb, gb = _phi_value_grad(_restrict(sub, jb), trial[jb], _rows(li, jb), rho,
+                                     _rows(ci, jb))
+            ft[jb], gt[jb] = fb, gb
+        U[idx], fval[idx], g[idx] = trial, ft, gt
         iters[idx] += 1
-        g[idx] = _phi_grad(sub, U[idx], li, rho, ci)
-        res[idx] = np.max(np.abs(g[idx]), axis=1)
+        res[idx] = np.max(np.abs(gt), axis=1)
     return U, SolveInfo(res, iters, res <= tol)
 
 
