@@ -7,54 +7,72 @@ from pathlib import Path
 import numpy as np
 
 from repro.core.plotting import figure, save_figure
-from repro.core.report import Table, mean_std, write_table
+from repro.core.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.run import mean_over_seeds
 
 _NAMES = {"adult": "ADULT", "compas": "COMPAS", "crime": "C&C"}
 
 
-def _pct(values):
-    return mean_std([100 * v for v in values], digits=2) if values else "-"
+def _cell(values, stem, metric, scale=1.0, digits=4, **key):
+    """``ours (paper)``: ``values`` (scaled, e.g. to %) beside the paper's printed value of
+    the ``repro/reported/<stem>.csv`` row ``key`` / ``metric`` (``None`` metric: none)."""
+    vals = [scale * v for v in values]
+    if not vals:
+        return "-"
+    if metric is None:  # a row or column the paper does not print
+        return Measured(tuple(vals), digits=digits)
+    return paper_values(stem).measured(vals, metric, digits, **key)
 
 
 def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
+    stem = "fairvfl_conf_table1"
     t = Table(f"[C] Table I reproduced ({scale}): test AC / FR / HM in %, mean ± std "
               "(ddof = 1) over runs", ["dataset", "method", "AC", "FR", "HM"])
+    # (label, records' match, metric prefix, the reported row's method and epsilon or None)
+    rows = (("FedBCD", {"method": "FedBCD"}, "", ("FedBCD", "")),
+            ("EO", {"method": "FedBCD"}, "eo_", ("EO", "")),
+            ("CEO", {"method": "FedBCD"}, "ceo_", ("CEO", "")),
+            ("EO (equal opportunity, A7)", {"method": "FedBCD"}, "eo_opp_", None),
+            ("CEO (weighted, A8)", {"method": "FedBCD"}, "ceo_w_", None),
+            ("Fair VFL (0.01)", {"method": "FairVFL"}, "", ("Fair VFL", "0.01")))
     for d in DATASETS:
-        for label, match, prefix in (("FedBCD", {"method": "FedBCD"}, ""),
-                                     ("EO", {"method": "FedBCD"}, "eo_"),
-                                     ("CEO", {"method": "FedBCD"}, "ceo_"),
-                                     ("EO (equal opportunity, A7)", {"method": "FedBCD"},
-                                      "eo_opp_"),
-                                     ("CEO (weighted, A8)", {"method": "FedBCD"}, "ceo_w_"),
-                                     ("Fair VFL (0.01)", {"method": "FairVFL"}, "")):
-            t.add(_NAMES[d], label, *(_pct(mean_over_seeds(records, prefix + m, dataset=d,
-                                                           **match))
-                                      for m in ("acc", "fr", "hm")))
-    return write_table(t, out, "fairvfl_conf_table1")
+        for label, match, prefix, reported in rows:
+            cells = []
+            for m, metric in (("acc", "AC_pct"), ("fr", "FR_pct"), ("hm", "HM_pct")):
+                vals = mean_over_seeds(records, prefix + m, dataset=d, **match)
+                key = ({} if reported is None else
+                       {"dataset": d, "model": "LM", "method": reported[0],
+                        "epsilon": reported[1]})
+                cells.append(_cell(vals, stem, metric if reported else None, 100.0, 2, **key))
+            t.add(_NAMES[d], label, *cells)
+    return write_table(t, out, stem)
 
 
 def render_journal_table(records, out: Path, scale: str, stem: str) -> list[Path]:
     model = records[0].config["model"] if records else "LM"
+    reported = f"fairvfl_{stem}"
     t = Table(f"[J] {'Table 1' if model == 'LM' else 'Table 2'} reproduced ({scale}, {model}):"
               " test ACC %, DFP, DFN, mean ± std over runs", ["dataset", "method", "ACC",
                                                               "DFP", "DFN", "train DEO"])
     eps_values = sorted({r.config["eps"] for r in records if r.config["method"] == "FairVFL"})
-    methods = [("FedBCD", {"method": "FedBCD"}, ""), ("FedBCD + EO", {"method": "FedBCD"},
-                                                     "eo_"),
-               ("FedBCD + CEO", {"method": "FedBCD"}, "ceo_")]
-    methods += [(f"FairVFL({e})", {"method": "FairVFL", "eps": e}, "") for e in eps_values]
+    methods = [("FedBCD", {"method": "FedBCD"}, "", ("FedBCD", "")),
+               ("FedBCD + EO", {"method": "FedBCD"}, "eo_", ("FedBCD + EO", "")),
+               ("FedBCD + CEO", {"method": "FedBCD"}, "ceo_", ("FedBCD + CEO", ""))]
+    methods += [(f"FairVFL({e})", {"method": "FairVFL", "eps": e}, "", ("FairVFL", str(e)))
+                for e in eps_values]
     for d in DATASETS:
-        for label, match, prefix in methods:
+        for label, match, prefix, (method, eps) in methods:
+            key = {"dataset": d, "model": model, "method": method, "epsilon": eps}
             acc = mean_over_seeds(records, prefix + "acc", dataset=d, **match)
             dfp = mean_over_seeds(records, prefix + "dfp", dataset=d, **match)
             dfn = mean_over_seeds(records, prefix + "dfn", dataset=d, **match)
             tr = mean_over_seeds(records, "train_D", dataset=d, **match) if not prefix else ()
-            t.add(_NAMES[d], label, _pct(acc), mean_std(dfp, 3) if dfp else "-",
-                  mean_std(dfn, 3) if dfn else "-",
-                  mean_std([abs(v) for v in tr], 4) if tr else "-")
-    return write_table(t, out, f"fairvfl_{stem}")
+            t.add(_NAMES[d], label, _cell(acc, reported, "ACC_pct", 100.0, 2, **key),
+                  _cell(dfp, reported, "DFP", 1.0, 3, **key),
+                  _cell(dfn, reported, "DFN", 1.0, 3, **key),
+                  _cell([abs(v) for v in tr], reported, None, 1.0, 4))
+    return write_table(t, out, reported)
 
 
 def render_conf_fig1(records, out: Path, scale: str) -> list[Path]:

@@ -20,7 +20,7 @@ from repro.core.metrics import lorenz_curve
 from repro.core.plotting import figure, save_figure
 from repro.core.records import RunRecord
 from repro.core.registry import register
-from repro.core.report import Table, mean_std, write_table
+from repro.core.report import Table, paper_values, write_table
 from repro.relfair.algorithms import METHODS
 from repro.relfair.data import TASKS
 from repro.relfair.training import SCALES, run_training
@@ -96,14 +96,13 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
                   caption="Client validation metrics of the last iterate; mean ± sample std "
                           "over seeds. R_AB = top-20%/bottom-20% mean client loss; Gini of "
                           "client losses (standard form, spec §5).")
+    printed = paper_values("relfair_table1")
     for task in TASKS:
         for m in METHODS:
-            recs = groups.get((task, m), [])
-            if not recs:
-                table.add(task, m, *(["not run"] * len(METRICS)), 0)
-                continue
-            table.add(task, m, *(mean_std([r.metrics[k] for r in recs],
-                                          3 if k == "R_AB" else 4) for k in METRICS), len(recs))
+            recs = groups.get((task, m), [])  # none: "not run (paper)"
+            table.add(task, m, *(printed.measured([r.metrics[k] for r in recs], k,
+                                                  3 if k == "R_AB" else 4, task=task, method=m)
+                                 for k in METRICS), len(recs))
     paths = write_table(table, out, "relfair_table1")
     fig, ax = figure()
     for i, m in enumerate(METHODS):

@@ -52,3 +52,58 @@ def test_figures_need_labels_and_are_saved_twice(tmp_path):
     assert [p.name for p in paths] == ["good.png", "good.pdf"]
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert paths[1].read_bytes()[:5] == b"%PDF-"
+
+
+# ---------------------------------------------------------------- issue #14 item 6: ours (paper)
+
+def test_measured_cells_show_ours_beside_the_paper_and_csv_is_numeric(tmp_path):
+    from repro.core.report import Measured
+
+    t = Table("T", ["method", "acc", "note"])
+    t.add("A", Measured((0.8, 0.9, 1.0), "0.85", "0.01", digits=2), "x")
+    t.add("B", Measured((0.5,), None, digits=3), "y")
+    t.add("C", "not run", "z")
+    md, csv_text, tex = (p.read_text() for p in write_table(t, tmp_path, "m"))
+    assert "| A | 0.90 ± 0.10 (0.85 ± 0.01) | x |" in md
+    assert "| B | 0.500 (—) | y |" in md
+    assert "ours (paper)" in md and "ours (paper)" in tex and r"(---)" in tex
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    assert rows[0] == ["method", "acc mean", "acc std", "acc n", "acc paper", "acc paper std",
+                       "note"]
+    assert [float(v) for v in rows[1][1:6]] == pytest.approx([0.9, 0.1, 3, 0.85, 0.01],
+                                                             abs=1e-12)
+    assert rows[2][1:6] == ["0.5", "", "1", "", ""]
+    assert rows[3][1:6] == ["", "", "", "", ""]
+    assert "±" not in csv_text
+
+
+def test_paper_values_look_up_one_reported_row():
+    from repro.core.report import paper_values
+
+    conf = paper_values("fairvfl_conf_table1")
+    assert conf.get("AC_pct", dataset="adult", method="FedBCD", epsilon="") == ("83.0", "0.0")
+    assert conf.get("AC_pct", dataset="adult", method="nosuch") is None
+    with pytest.raises(ValueError, match="3 reported rows match"):
+        conf.get("AC_pct", method="FedBCD")
+    cell = paper_values("relfair_table1").measured([0.9], "acc_all", 4, task="MNIST",
+                                                   method="FedAvg")
+    assert str(cell) == "0.9000 (0.7080)"
+    with pytest.raises(ValueError, match="no reported values for table 'nosuch'"):
+        paper_values("nosuch")
+
+
+def test_papers_are_named_by_title_and_year():
+    from repro.core.report import PAPERS, paper_name, papers_of
+
+    assert paper_name("003_733a787503856876.txt") == (
+        "Federated Learning with Convex Global and Local Constraints (2024)")
+    assert paper_name("004") == ("FedMM: Saddle Point Optimization for Federated Adversarial "
+                                 "Domain Adaptation (2022)")
+    assert [p.file_id for p in papers_of("fairvfl")] == ["000", "001"]
+    assert len({p.name for p in PAPERS}) == 5  # the two fairvfl versions differ by version
+    # every reported row's paper file has a name
+    from repro.core.compare import load_reported
+
+    assert {paper_name(r.paper_file) for r in load_reported()} == {p.name for p in PAPERS}
+    with pytest.raises(ValueError, match="names no paper"):
+        paper_name("009_x.txt")
