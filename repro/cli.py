@@ -218,6 +218,7 @@ def cmd_figures(args) -> int:
 def cmd_compare(args) -> int:
     from repro.core.compare import check_claims, compare, summary, write_claims, write_comparison
     from repro.core.overview import write_overview
+    from repro.core.report import paper_name, smoke_banner
 
     out = args.out or figures_dir()
     exps, records = _collected(args)
@@ -227,9 +228,11 @@ def cmd_compare(args) -> int:
     paths.append(write_claims(claims, out))
     paths.append(write_overview(exps, records, rows, claims, out))
     for paper, c in summary(rows).items():
-        print(f"{paper}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+        print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     cc = Counter(r["verdict"] for r in claims)
     print(f"claims: {dict(cc)}")
+    if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md (#14 item 6)
+        print(smoke_banner(rows).replace("**", "").replace("`", ""))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from repro.core.experiment import Experiment, Reproduced
 from repro.core.records import RunRecord
+from repro.core.report import paper_name, smoke_banner
 
 REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 DEVIATIONS = "docs/deviations.md"
@@ -234,7 +235,7 @@ def _summary_table(rows: list[dict]) -> list[str]:
     total: Counter = Counter()
     for paper, c in summary(rows).items():
         total.update(c)
-        lines.append(f"| {paper} | " + " | ".join(str(c[v]) for v in VERDICTS)
+        lines.append(f"| {paper_name(paper)} | " + " | ".join(str(c[v]) for v in VERDICTS)
                      + f" | {sum(c.values())} |")
     lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
                  + f" | {sum(total.values())} |")
@@ -254,7 +255,8 @@ def _theirs(r: dict) -> str:
 
 def _markdown(rows: list[dict]) -> str:
     deviating = [r for r in rows if r["verdict"] == "deviates"]
-    lines = ["# Reported vs reproduced", "",
+    banner = smoke_banner(rows)
+    lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []),
              f"{len(rows)} reported numbers; verdict counts per paper:", "",
              *_summary_table(rows), "",
              "Verdicts: `match` (within the paper's std or the stated tolerance), "
@@ -278,7 +280,7 @@ def _markdown(rows: list[dict]) -> str:
     for r in rows:
         by_table[(r["experiment"], r["table"])].append(r)
     for (exp, table), rs in by_table.items():
-        lines += ["", f"## {exp} — {rs[0]['paper_file']} {table}", "",
+        lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}", "",
                   "| key | metric | reported | reproduced | n | tol | verdict | reason |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in rs:

@@ -14,6 +14,7 @@ from pathlib import Path
 from repro.core.compare import VERDICTS
 from repro.core.experiment import Experiment
 from repro.core.records import RunRecord
+from repro.core.report import package_papers, smoke_banner
 
 OUTPUT_SUFFIXES = (".md", ".csv", ".tex", ".png", ".pdf")
 NOT_OUTPUTS = {"comparison", "claims", "theory", "bench", "REPORT", "README"}
@@ -64,7 +65,8 @@ def write_overview(experiments: dict[str, Experiment],
     for c in claims:
         claim_counts[_group(c["experiment"])][c["verdict"]] += 1
     theory = _theory_by_group(out_dir, groups)
-    lines = ["# fedrepro report", "",
+    banner = smoke_banner(comparison)
+    lines = ["# fedrepro report", "", *([banner, ""] if banner else []),
              "Every paper's outputs, its reported-vs-reproduced verdicts "
              "([comparison.md](comparison.md)), its qualitative claims ([claims.md](claims.md)) "
              "and its theory checks ([theory.md](theory.md))."
@@ -81,7 +83,8 @@ def write_overview(experiments: dict[str, Experiment],
         lines.append(f"| {g} | {len(exps)} | " + " | ".join(str(v[k]) for k in VERDICTS)
                      + f" | {c['pass']}/{c['fail']} | {t['passed']}/{t['failed']} | "
                      f"{_hms(wall)} |")
-        sec = [f"## {g}", ""]
+        papers = package_papers(g)  # by title and year (#14 item 6)
+        sec = [f"## {g}", "", *([f"Reproduces: {papers}.", ""] if papers else [])]
         if not exps:
             sec.append("No experiment registered yet.")
         for e in exps:

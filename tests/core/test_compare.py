@@ -111,7 +111,9 @@ def test_without_records_every_row_is_not_run_with_a_linked_reason(isolated):
         assert link and link.group(1) in anchors, r["reason"]
     md = (out / "comparison.md").read_text()
     assert "| **all** | 0 | 0 | 0 | 532 | 532 |" in md
-    assert "| 003_733a787503856876.txt | 0 | 0 | 0 | 166 | 166 |" in md
+    assert ("| Federated Learning with Convex Global and Local Constraints (2024) | 0 | 0 | 0 | "
+            "166 | 166 |") in md  # by title and year (#14 item 6)
+    assert "003_733a787503856876" not in md
     claims = (out / "claims.md").read_text()
     assert "core.demo" in claims and "not_run" in claims  # no records yet
 
@@ -200,6 +202,7 @@ def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
     from collections import Counter
 
     from repro.core.compare import VERDICTS, write_comparison
+    from repro.core.report import paper_name
 
     rows = _synthetic_rows()
     md_path, csv_path = write_comparison(rows, tmp_path)
@@ -211,9 +214,9 @@ def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
     with open(csv_path, newline="") as f:
         written = list(csv.DictReader(f))
     for line in table[1:-1]:
-        c = Counter(r["verdict"] for r in written if r["paper_file"] == line[0])
+        c = Counter(r["verdict"] for r in written if paper_name(r["paper_file"]) == line[0])
         assert [int(x) for x in line[1:]] == [c[v] for v in VERDICTS] + [sum(c.values())]
-    assert [line[0] for line in table[1:-1]] == ["000_a.txt", "002_b.txt", "003_c.txt"]
+    assert [line[0] for line in table[1:-1]] == [paper_name(p) for p in ("000", "002", "003")]
     total = Counter(r["verdict"] for r in written)
     assert table[-1] == ["**all**", "3", "2", "3", "3", "11"]
     assert [int(x) for x in table[-1][1:-1]] == [total[v] for v in VERDICTS]
