@@ -39,6 +39,8 @@ REDUCED_K = 10
 R = 0.2
 TABLE3_D = {"breast-cancer-wisc": "20", "adult-a": "21", "monks-1": "21"}
 DEV = "docs/deviations.md"
+AGREEMENT = 5e-2   # spec §6: Algorithm 1 vs cProx-AL relative difference at most this matches
+SUBSTITUTE = f"{DEV}#constrfl-table-1-data"   # the entry: the authors' CSVs are private (A1)
 
 
 def config_for(mode: str, k_max: int, t_max: int) -> ProxALConfig:
@@ -181,10 +183,16 @@ def reproduce(records) -> list[Reproduced]:
                          _per_trial(recs, key, np.mean)))
             rows.append((meth, "feasibility", "max_over_clients", _per_trial(recs, key, max)))
         for meth, metric, stat, vals in rows:
+            # spec §6: the agreement row is one-sided (rel. diff <= 5e-2 is a match, smaller is
+            # better); objective and feasibility depend on the authors' private CSVs (A1), so
+            # our numbers on the rebuilt data are counted apart as substitute_data
+            agree = metric == "relative_difference"
             out.append(Reproduced("constrfl_table1",
                                   {"dataset": ds, "n": str(n), "d": TABLE3_D[ds], "m_tilde": "",
                                    "method": meth, "statistic": stat},
-                                  metric, tuple(float(v) for v in vals), note=note))
+                                  metric, tuple(float(v) for v in vals), note=note,
+                                  at_most=AGREEMENT if agree else None,
+                                  substitute_data="" if agree else SUBSTITUTE))
     return out
 
 

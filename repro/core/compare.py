@@ -13,7 +13,13 @@ Verdicts
                  reason says so;
 ``within_noise`` not a match, but |difference| <= 2 × our std over seeds;
 ``deviates``     neither; the reason links its ``docs/deviations.md`` entry;
+``substitute_data`` our number on substitute data, counted apart: the paper's data cannot be
+                 obtained and the row links the ``docs/deviations.md`` entry that shows it (a
+                 link to no existing entry is an error, :func:`check_substitute_link`);
 ``not_run``      nothing reproduced yet; the reason says why and links the entry.
+
+One-sided rows (``Reproduced.at_most``): ``match`` when our mean is at most the bound, whatever
+the printed value (an agreement measure, smaller is better), else ``deviates``.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from repro.core.report import paper_name, smoke_banner
 REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 DEVIATIONS = "docs/deviations.md"
 NON_KEY = ("paper_file", "table", "metric", "value", "std")
-VERDICTS = ("match", "within_noise", "deviates", "not_run")
+VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
+DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
            "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale")
 
@@ -90,6 +97,50 @@ def half_last_digit(text: str) -> float:
     return 0.5 * 10.0 ** int(exp)
 
 
+def heading_anchor(heading: str) -> str:
+    """The GitHub anchor of a Markdown heading: lower case, punctuation dropped, spaces to
+    hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def check_substitute_link(link: str, row_text: str,
+                          deviations: Path = DEVIATIONS_FILE) -> None:
+    """A ``substitute_data`` row must link an existing entry of ``docs/deviations.md``."""
+    where = f"{row_text}: substitute_data={link!r}"
+    prefix = f"{DEVIATIONS}#"
+    if not link.startswith(prefix):
+        raise ValueError(f"{where} must be '{prefix}<anchor>' (the entry showing the paper's "
+                         f"data cannot be obtained); give the experiment's reproduce() that link")
+    text = deviations.read_text() if deviations.is_file() else ""
+    anchors = {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+    if link[len(prefix):] not in anchors:
+        raise ValueError(f"{where} links no entry of {deviations}: add the entry (a heading "
+                         f"whose anchor is {link[len(prefix):]!r}) saying why the paper's data "
+                         f"cannot be obtained, or judge the row as a normal comparison")
+
+
+def _one_sided_or_substitute(row: ReportedRow, rep: Reproduced, out: dict) -> dict | None:
+    """The verdicts that do not compare with the printed value (module docstring)."""
+    if rep.substitute_data and rep.at_most is not None:
+        raise ValueError(f"{row.stem} {row.key_text} {row.metric}: a row is either one-sided "
+                         f"(at_most) or on substitute data, not both")
+    mean = rep.mean
+    if rep.substitute_data:
+        check_substitute_link(rep.substitute_data, f"{row.stem} {row.key_text} {row.metric}")
+        out.update(tolerance="", verdict="substitute_data",
+                   reason=f"our {mean:.4g} is on substitute data (the paper's cannot be "
+                          f"obtained): {rep.substitute_data}"
+                          + (f"; {rep.note}" if rep.note else ""))
+        return out
+    if rep.at_most is not None:
+        ok = not math.isnan(mean) and mean <= rep.at_most
+        rule = f"one-sided: match when <= {rep.at_most:g}, whatever the printed value"
+        out.update(tolerance=rep.at_most, verdict="match" if ok else "deviates",
+                   reason=f"{rule}; {rep.note}" if rep.note else rule)
+        return out
+    return None
+
+
 def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> dict:
     """One comparison row (a dict over :data:`COLUMNS`, minus experiment and scale)."""
     out = {"paper_file": row.paper_file, "table": row.table, "key": row.key_text,
@@ -111,6 +162,9 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
         tol = printed
     out.update(reproduced=mean, reproduced_std="" if math.isnan(std) else std, n_seeds=n,
                tolerance=tol)
+    special = _one_sided_or_substitute(row, rep, out)
+    if special is not None:
+        return special
     value = row.value if rep.corrected is None else float(rep.corrected)
     if math.isnan(value) or math.isnan(mean):
         both_nan = math.isnan(value) and math.isnan(mean)
@@ -259,8 +313,10 @@ def _markdown(rows: list[dict]) -> str:
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []),
              f"{len(rows)} reported numbers; verdict counts per paper:", "",
              *_summary_table(rows), "",
-             "Verdicts: `match` (within the paper's std or the stated tolerance), "
-             "`within_noise` (within 2 of our std over seeds), `deviates`, `not_run`. Every "
+             "Verdicts: `match` (within the paper's std or the stated tolerance; one-sided "
+             "rows: at most their bound), `within_noise` (within 2 of our std over seeds), "
+             "`deviates`, `substitute_data` (our number on substitute data, counted apart), "
+             "`not_run`. Every "
              f"`deviates` and `not_run` row links its entry in `{DEVIATIONS}`. Sections: "
              "[the deviating rows](#deviating-rows), then every table in full.", "",
              "## Deviating rows", ""]

@@ -93,6 +93,12 @@ class Reproduced:
     ``corrected``: for a documented misprint, the text the paper meant to print; the row keeps
     the printed value, is judged against the corrected one, and its reason says so (``note``
     must link the evidence).
+    ``at_most``: a one-sided rule: the row matches when our mean is at most this, whatever the
+    printed value (an agreement measure where smaller is better, e.g. constrfl spec §6's
+    relative difference <= 5e-2).
+    ``substitute_data``: the ``docs/deviations.md#anchor`` of an entry showing the paper's data
+    cannot be obtained; the row is judged ``substitute_data`` (counted apart, our number shown)
+    and the comparison refuses a link to no existing entry.
     """
 
     table: str
@@ -103,6 +109,8 @@ class Reproduced:
     note: str = ""
     printed_units: float = 0.5
     corrected: str | None = None
+    at_most: float | None = None
+    substitute_data: str = ""
 
     @property
     def mean(self) -> float:

@@ -72,8 +72,9 @@ def write_overview(experiments: dict[str, Experiment],
              "and its theory checks ([theory.md](theory.md))."
              + (" Speed of the vectorized paths against their loop oracles: "
                 "[bench.md](bench.md)." if (out_dir / "bench.md").is_file() else ""), "",
-             "| paper | experiments | match | within_noise | deviates | not_run | claims pass/fail "
-             "| theory pass/fail | compute time |", "|---|---|---|---|---|---|---|---|---|"]
+             "| paper | experiments | " + " | ".join(VERDICTS) + " | claims pass/fail "
+             "| theory pass/fail | compute time |", "|---|---|" + "---|" * len(VERDICTS)
+             + "---|---|---|"]
     sections = []
     for g in groups:
         exps = [e for n, e in experiments.items() if _group(n) == g]

@@ -110,9 +110,9 @@ def test_without_records_every_row_is_not_run_with_a_linked_reason(isolated):
         link = re.search(r"docs/deviations\.md#([\w-]+)", r["reason"])
         assert link and link.group(1) in anchors, r["reason"]
     md = (out / "comparison.md").read_text()
-    assert "| **all** | 0 | 0 | 0 | 532 | 532 |" in md
+    assert "| **all** | 0 | 0 | 0 | 0 | 532 | 532 |" in md
     assert ("| Federated Learning with Convex Global and Local Constraints (2024) | 0 | 0 | 0 | "
-            "166 | 166 |") in md  # by title and year (#14 item 6)
+            "0 | 166 | 166 |") in md  # by title and year (#14 item 6)
     assert "003_733a787503856876" not in md
     claims = (out / "claims.md").read_text()
     assert "core.demo" in claims and "not_run" in claims  # no records yet
@@ -218,7 +218,7 @@ def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
         assert [int(x) for x in line[1:]] == [c[v] for v in VERDICTS] + [sum(c.values())]
     assert [line[0] for line in table[1:-1]] == [paper_name(p) for p in ("000", "002", "003")]
     total = Counter(r["verdict"] for r in written)
-    assert table[-1] == ["**all**", "3", "2", "3", "3", "11"]
+    assert table[-1] == ["**all**", "3", "2", "3", "0", "3", "11"]
     assert [int(x) for x in table[-1][1:-1]] == [total[v] for v in VERDICTS]
 
 
@@ -247,3 +247,41 @@ def test_comparison_without_deviations_says_so(tmp_path):
     rows = [r for r in _synthetic_rows() if r["verdict"] != "deviates"]
     md = write_comparison(rows, tmp_path)[0].read_text()
     assert "## Deviating rows\n\nNo row deviates." in md
+
+
+def test_one_sided_rule_matches_any_agreement_at_most_the_bound():
+    row = _row("3.43e-02", 1.0e-3)                       # the paper's largest relative difference
+    rule = replace(_rep([0.049]), at_most=5e-2)
+    out = verdict_for(row, rule, "")
+    # two-sided this deviates (|0.049 - 0.0343| > 1e-3); one-sided it is a match
+    assert verdict_for(row, _rep([0.049]), "")["verdict"] == "deviates"
+    assert out["verdict"] == "match" and out["tolerance"] == 5e-2
+    assert "one-sided" in out["reason"]
+    # a much smaller difference is better agreement, not a deviation
+    assert verdict_for(row, replace(rule, values=(1e-5,)), "")["verdict"] == "match"
+    assert verdict_for(row, replace(rule, values=(0.0501,)), "")["verdict"] == "deviates"
+    assert verdict_for(row, replace(rule, values=(math.nan,)), "")["verdict"] == "deviates"
+
+
+def test_substitute_data_is_counted_apart_and_refused_without_a_linked_entry(tmp_path):
+    row = _row("0.27", 0.01)
+    sub = replace(_rep([0.9]), substitute_data="docs/deviations.md#constrfl-table-1-data")
+    out = verdict_for(row, sub, "")
+    assert out["verdict"] == "substitute_data" and out["reproduced"] == 0.9
+    assert "#constrfl-table-1-data" in out["reason"] and "0.9" in out["reason"]
+    from repro.core.compare import VERDICTS, check_substitute_link, summary
+    assert "substitute_data" in VERDICTS
+    counts = summary([{**out, "paper_file": "p.txt"},
+                      {**verdict_for(row, _rep([0.27]), ""), "paper_file": "p.txt"}])
+    assert counts["p.txt"] == {"substitute_data": 1, "match": 1}
+    with pytest.raises(ValueError, match="links no entry"):
+        verdict_for(row, replace(sub, substitute_data="docs/deviations.md#no-such-entry"), "")
+    with pytest.raises(ValueError, match="must be 'docs/deviations.md#"):
+        verdict_for(row, replace(sub, substitute_data="see the paper"), "")
+    with pytest.raises(ValueError, match="not both"):
+        verdict_for(row, replace(sub, at_most=0.05), "")
+    dev = tmp_path / "deviations.md"
+    dev.write_text("# Deviations\n\n### demo: private CSVs (A1)\n")
+    check_substitute_link("docs/deviations.md#demo-private-csvs-a1", "row", dev)
+    with pytest.raises(ValueError, match="links no entry"):
+        check_substitute_link("docs/deviations.md#demo-private-csvs", "row", dev)
