@@ -107,3 +107,32 @@ def test_papers_are_named_by_title_and_year():
     assert {paper_name(r.paper_file) for r in load_reported()} == {p.name for p in PAPERS}
     with pytest.raises(ValueError, match="names no paper"):
         paper_name("009_x.txt")
+
+
+def test_smoke_verdicts_carry_a_banner_in_comparison_and_report(tmp_path):
+    from repro.core.compare import write_comparison
+    from repro.core.overview import write_overview
+    from repro.core.report import smoke_banner
+
+    def row(exp, scale, verdict="match"):
+        return {"experiment": exp, "paper_file": "003_733a787503856876.txt", "table": "1",
+                "key": "k", "metric": "m", "reported": "0.5", "reported_std": "",
+                "reproduced": 0.5, "reproduced_std": "", "n_seeds": 1, "tolerance": 0.01,
+                "verdict": verdict, "reason": "", "scale": scale}
+
+    paper = [row("constrfl.table1", "paper"), row("constrfl.table2", "reduced")]
+    assert smoke_banner(paper) == ""
+    assert smoke_banner([row("constrfl.table1", "smoke", "not_run")]) == ""  # nothing judged
+    mixed = [*paper, row("constrfl.table3", "smoke")]
+    assert "1 experiment (constrfl.table3)" in smoke_banner(mixed)
+    smoke = [row("constrfl.table1", "smoke")]
+    banner = smoke_banner(smoke)
+    assert banner.startswith("**SMOKE SCALE: these verdicts are not the reproduction.**")
+    assert "every experiment" in banner
+    md = write_comparison(smoke, tmp_path)[0].read_text()
+    assert md.splitlines()[2] == banner  # right under the title
+    assert "SMOKE" not in write_comparison(paper, tmp_path / "p")[0].read_text()
+    report = write_overview({}, {}, smoke, [], tmp_path).read_text()
+    assert report.splitlines()[2] == banner
+    assert "Reproduces: Federated Learning with Convex Global and Local Constraints (2024)." \
+        in report

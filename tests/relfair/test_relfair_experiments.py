@@ -102,8 +102,23 @@ def test_smoke_run_compare_and_render(isolated, capsys):
                  "relfair.ablation_server_step"):
         assert main(["run", name, "--scale", "smoke", "--no-progress"]) == 0
     assert main(["figures", "relfair.*", "--scale", "smoke"]) == 0
+    capsys.readouterr()
     assert main(["compare", "--scale", "smoke"]) == 0
+    printed = capsys.readouterr().out  # #14 item 6: smoke verdicts are flagged, papers named
+    assert "SMOKE SCALE: these verdicts are not the reproduction" in printed
+    assert "Federated Learning with Relative Fairness (2024): " in printed
     figs = isolated / "figures"
+    assert "**SMOKE SCALE" in (figs / "comparison.md").read_text()
+    assert "**SMOKE SCALE" in (figs / "REPORT.md").read_text()
+    table = (figs / "relfair_table1.md").read_text()  # ours (paper) in every metric cell
+    assert "| CIFAR10 | FedAvg | not run (0.1704) |" in table
+    assert re.search(r"\| MNIST \| FedAvg \| 0\.\d{4}( ± 0\.\d{4})? \(0\.7080\) \|", table)
+    head, *body = list(csv.reader(open(figs / "relfair_table1.csv")))
+    assert head[:7] == ["task", "method", "acc_all mean", "acc_all std", "acc_all n",
+                        "acc_all paper", "acc_all paper std"]
+    mnist_fedavg = next(r for r in body if r[:2] == ["MNIST", "FedAvg"])
+    assert float(mnist_fedavg[5]) == 0.7080 and int(mnist_fedavg[4]) >= 1
+    assert 0 < float(mnist_fedavg[2]) <= 1
     for stem in ("relfair_table1.md", "relfair_fig1.png", "relfair_fig2.png", "relfair_fig3.png",
                  "relfair_fig3.md", "relfair_table1_curves.png",
                  "relfair_ablation_server_step.md"):
