@@ -5,12 +5,15 @@
     repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
     repro compare [--scale S] [--out DIR]
     repro data verify|fetch [DATASET ...]
-    repro theory [--only PATTERN] [--size small|default]
+    repro theory [any flag of python -m theory]
+    repro where [--results DIR] [--out DIR]
+    repro --version
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -20,8 +23,14 @@ from repro.core import paths
 SCALE_CHOICES = ("auto", "smoke", "reduced", "paper")
 
 
-def figures_dir() -> Path:
-    return paths.figures_dir()
+def version() -> str:
+    """The installed distribution's version (the source tree's when it is not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("fedrepro")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def _scale_arg(p: argparse.ArgumentParser) -> None:
@@ -47,20 +56,24 @@ examples:
   repro data verify                           sha256 of every data file
 
 results: figures/REPORT.md (start here), comparison.md, claims.md, theory.md, bench.md
-(`make bench`). Records: $FEDREPRO_RESULTS (./results); outputs: $FEDREPRO_FIGURES
-(./figures). Using an algorithm on your own data: docs/usage.md.
+(`make bench`). Records: --results, $FEDREPRO_RESULTS, the checkout's results/ when run inside
+a fedrepro checkout, else ./results; outputs: --out, $FEDREPRO_FIGURES, the checkout's figures/,
+else ./figures; `repro where` prints the places in use and why. Using an algorithm on your own
+data: docs/usage.md.
 """
 
 
 SUBCOMMAND_EXAMPLES = {
     "list": ["repro list"],
     "run": ["repro run core.demo --scale smoke -v", "repro run 'relfair.*' --scale smoke",
+            "repro run all --scale smoke --list-stale",
             "repro run all --jobs 2", "repro run constrfl.table4 --scale paper --force",
             "repro run all --backend dask --address tcp://HOST:8786 --jobs 32"],
     "figures": ["repro figures core.demo --scale smoke", "repro figures --out /tmp/figs"],
     "compare": ["repro compare --scale smoke"],
     "data": ["repro data verify", "repro data fetch adult"],
     "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
+    "where": ["repro where", "repro where --results /scratch/results"],
 }
 
 
@@ -83,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="-v: one line per cell; -vv: every logged round")
+    parser.add_argument("--version", action="version", version=f"repro (fedrepro) {version()}",
+                        help="print the installed fedrepro version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
 
@@ -104,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a cell that raises is recorded as failed (with its error) and the "
                         "sweep goes on; exit status 1 at the end; the next run retries it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list-stale", action="store_true",
+                   help="list the records made by other code (their cells would be "
+                        "recomputed) and exit without running anything")
     _results_arg(p)
 
     p = _command(sub, "figures", help="render tables and figures from saved records")
@@ -126,12 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "then verify")
     p.add_argument("datasets", nargs="*", help="limit to these datasets (default: all)")
 
-    p = _command(sub, "theory", help="run the theory checks (same as python -m theory)")
-    p.add_argument("--only", default=None, help="glob over check names")
-    p.add_argument("--size", default="default", choices=("small", "default"),
-                   help="small: the instances the tests use (about a minute); default: the "
-                        "full checks (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
+    p = _command(sub, "theory", help="run the theory checks: every argument is passed to "
+                                      "python -m theory (see `repro theory --help`)")
+    p.add_argument("theory_args", nargs=argparse.REMAINDER,
+                   help="the flags of python -m theory (--only, --size, --out, --all, ...)")
+
+    p = _command(sub, "where", help="print where records, outputs and data are read and "
+                                     "written, and why")
+    p.add_argument("--out", type=Path, default=None, help="as `repro figures --out`")
+    _results_arg(p)
     return parser
 
 
@@ -167,21 +188,49 @@ def _select(pattern: str):
 def cmd_run(args) -> int:
     from repro.core.runner import run_experiments
 
+    if args.list_stale:
+        return _list_stale(args)
     summaries = run_experiments(_select(args.name), args.scale, jobs=args.jobs,
                                 backend=args.backend, force=args.force, out=args.results,
                                 progress=not args.no_progress, address=args.address,
                                 keep_going=args.keep_going)
-    failed = 0
+    failed = missing_data = cells = 0
     for s in summaries:
+        stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
         print(f"{s.experiment} [{s.scale}]: {s.computed} computed, {s.cached} cached, "
-              f"{s.not_run} not run")
+              f"{s.not_run} not run{stale}")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
-            print(f"    {reason}" if reason.startswith("failed") else f"    not run: {reason}")
+            text = reason if reason.startswith("failed") else f"not run: {reason}"
+            print("    " + text.replace("\n", "\n    "))
         failed += sum(r.status == "failed" for r in s.records)
+        missing_data += sum(r.reason.startswith("data unavailable") for r in s.records)
+        cells += len(s.records)
     if failed:
         print(f"{failed} cell(s) failed; their errors are in the log above and in their "
               "records; rerun to retry them", file=sys.stderr)
         return 1
+    if cells and missing_data == cells:
+        print("nothing ran: every cell's data is missing (see above for where it was looked "
+              "for and how to get it)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _list_stale(args) -> int:
+    from repro.core.runner import stale_records
+
+    total = 0
+    for exp in _select(args.name):
+        stale = stale_records(exp, exp.resolve_scale(args.scale), args.results)
+        for rec in stale.values():
+            print(f"{exp.name} {json.dumps(rec.config, sort_keys=True)}: {rec.stale_note}, "
+                  f"commit {rec.commit or 'unknown'}, finished "
+                  f"{rec.timings.get('finished', '?')}")
+        if stale:
+            print(f"{len(stale)} stale record(s) of {exp.name}: `repro run {exp.name}` "
+                  "recomputes them")
+        total += len(stale)
+    print(f"{total} stale record(s) in all")
     return 0
 
 
@@ -191,16 +240,25 @@ def _collected(args):
 
     exps = load_all()
     records = {}
+    lacking = []
     for name, exp in exps.items():
+        if args.scale != "auto" and args.scale not in exp.scales:
+            lacking.append(name)
+            records[name] = (args.scale, [])
+            continue
         scale = exp.resolve_scale(args.scale)
         records[name] = (scale, collect(exp, scale, args.results))
+    if lacking:
+        print(f"no scale {args.scale!r} declared by {', '.join(lacking)}: their rows are "
+              "not_run", file=sys.stderr)
     return exps, records
 
 
 def cmd_figures(args) -> int:
+    from repro.core.code_identity import rendering_stale
     from repro.core.runner import collect
 
-    out = args.out or figures_dir()
+    out = paths.figures_dir(args.out)
     for exp in _select(args.name):
         scale = exp.resolve_scale(args.scale)
         recs = collect(exp, scale, args.results)
@@ -210,8 +268,11 @@ def cmd_figures(args) -> int:
             print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
                   f"{scale}`); nothing rendered")
             continue
-        paths = exp.render(recs, out, scale)
-        print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in paths))
+        note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
+        with rendering_stale(note):
+            written = exp.render(recs, out, scale)
+        marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
+        print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in written) + marked)
     return 0
 
 
@@ -220,26 +281,32 @@ def cmd_compare(args) -> int:
     from repro.core.overview import write_overview
     from repro.core.report import paper_name, smoke_banner
 
-    out = args.out or figures_dir()
+    out = paths.figures_dir(args.out)
     exps, records = _collected(args)
     rows = compare(exps, records)
-    paths = write_comparison(rows, out)
+    written = write_comparison(rows, out)
     claims = check_claims(exps, records)
-    paths.append(write_claims(claims, out))
-    paths.append(write_overview(exps, records, rows, claims, out))
+    written.append(write_claims(claims, out))
+    written.append(write_overview(exps, records, rows, claims, out))
     for paper, c in summary(rows).items():
         print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     cc = Counter(r["verdict"] for r in claims)
     print(f"claims: {dict(cc)}")
     if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md (#14 item 6)
         print(smoke_banner(rows).replace("**", "").replace("`", ""))
-    print("wrote " + ", ".join(str(p) for p in paths))
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
 def cmd_data(args) -> int:
     from repro.core.data.store import fetch, manifest, verify_all
 
+    known = sorted({d for d, _ in manifest()})
+    unknown = [d for d in args.datasets if d not in known]
+    if unknown:
+        raise ValueError(f"unknown dataset {unknown[0]!r}" + (
+            f" (and {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else "")
+            + f"; the manifest's datasets: {', '.join(known)}")
     if args.action == "fetch":
         names = args.datasets or sorted({d for d, _ in manifest()})
         for (d, f) in sorted(manifest()):
@@ -263,27 +330,56 @@ def cmd_data(args) -> int:
 
 
 def cmd_theory(args) -> int:
-    from theory.__main__ import main as theory_main
+    return _theory_main(list(args.theory_args))
 
-    argv = ["--size", args.size]
-    if args.only:
-        argv += ["--only", args.only]
-    if args.out:
-        argv += ["--out", str(args.out)]
-    return theory_main(argv)
+
+def _theory_main(argv: list[str]) -> int:
+    """``python -m theory`` with ``argv``: every flag it has, its help and its exit status."""
+    from theory.__main__ import main as theory_main  # lazily: repro does not import theory
+
+    try:
+        return theory_main(argv)
+    except SystemExit as exc:  # argparse's --help / usage error inside python -m theory
+        return exc.code if isinstance(exc.code, int) else 2
+
+
+def cmd_where(args) -> int:
+    print(f"repro (fedrepro) {version()}")
+    for name, path, why in paths.where(args.results, args.out):
+        print(f"{name:<8} {path if path is not None else '-'}\n         ({why})")
+    return 0
 
 
 COMMANDS = {"list": cmd_list, "run": cmd_run, "figures": cmd_figures, "compare": cmd_compare,
-            "data": cmd_data, "theory": cmd_theory}
+            "data": cmd_data, "theory": cmd_theory, "where": cmd_where}
+
+
+def _theory_argv(argv: list[str]) -> list[str] | None:
+    """The arguments after ``theory`` when that is the command (global -v flags before it)."""
+    i = 0
+    while i < len(argv) and argv[i] in ("-v", "-vv", "-vvv", "--verbose"):
+        i += 1
+    if i < len(argv) and argv[i] == "theory":
+        return argv[i + 1:]
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     from repro.core.progress import configure_logging
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    theory_argv = _theory_argv(argv)
+    if theory_argv is not None:
+        # argparse cannot hand a subcommand's leading --flags on untouched: pass them directly
+        return _theory_main(theory_argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     try:
         return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print(f"repro {args.command}: interrupted; workers stopped, finished records kept "
+              "(rerun to continue)", file=sys.stderr)
+        return 130
     except (KeyError, ValueError, RuntimeError, FloatingPointError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"repro {args.command}: error: {msg}", file=sys.stderr)

@@ -205,6 +205,9 @@ def compare(experiments: dict[str, Experiment],
             continue
         produced[name] = {(p.table, tuple(sorted(p.key.items())), p.metric): p
                           for p in exp.reproduce(ok)}
+    # records made by other code (shown because no current one exists) are never silent
+    stale = {name: "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
+             for name, (_, recs) in records.items()}
     rows = []
     for row in reported:
         name = owner.get(row.stem, default_experiment_name(row.stem))
@@ -212,6 +215,8 @@ def compare(experiments: dict[str, Experiment],
         key = (row.stem, tuple(sorted((k, v) for k, v in row.key)), row.metric)
         rep = produced.get(name, {}).get(key)
         out = verdict_for(row, rep, _why_missing(name, experiments, records))
+        if stale.get(name) and rep is not None:
+            out["reason"] = "; ".join(filter(None, (stale[name], out["reason"])))
         rows.append({"experiment": name, **out, "scale": scale})
     return rows
 

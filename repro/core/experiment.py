@@ -177,12 +177,15 @@ class Experiment:
                              f"got {self.scales}")
 
     def resolve_scale(self, scale: str) -> str:
-        """``auto`` (and ``reduced`` where none is declared) is ``reduced`` if declared, else
-        ``paper``."""
-        if scale == "auto" or (scale == "reduced" and "reduced" not in self.scales):
+        """``auto`` is ``reduced`` if declared, else ``paper``; any other scale must be
+        declared (``reduced`` where none is declared is an error, never a silent ``paper``)."""
+        if scale == "auto":
             return "reduced" if "reduced" in self.scales else "paper"
         if scale not in self.scales:
-            raise ValueError(f"{self.name} has no scale {scale!r}; it declares {self.scales}")
+            hint = (" (use --scale auto for 'reduced' where declared, else 'paper')"
+                    if scale == "reduced" else "")
+            raise ValueError(f"{self.name} has no scale {scale!r}; it declares "
+                             f"{', '.join(self.scales)}{hint}")
         return scale
 
     def configs(self, scale: str) -> list[dict]:

@@ -3,12 +3,24 @@
 Each cell runs in a worker with one BLAS/torch thread, so ``--jobs 1`` and ``--jobs N`` give
 bitwise-equal numbers; its record is written by the worker as soon as the cell finishes, so an
 interrupted sweep keeps everything it finished and a rerun computes only what is missing.
+
+A record's key includes the hash of the code its cells execute
+(:mod:`repro.core.code_identity`): after an edit the old records are *stale*, the cells are
+recomputed, and the count of stale records is reported. A worker claims a cell with an
+exclusive lock file ``<key>.lock`` (its pid and host) before computing it, so a second run on
+the same results folder skips cells being computed elsewhere; the lock of a process that no
+longer exists is taken over. The results folder is checked for writability before any compute.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
+import socket
+import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -19,6 +31,7 @@ from pathlib import Path
 from joblib import Parallel, delayed, parallel_config
 
 from repro.core import paths
+from repro.core.code_identity import code_hash, git_commit, stale_note
 from repro.core.data.store import DataFileMissing, record
 from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed
 from repro.core.progress import LOGGER, cell_bar, worker_logging
@@ -26,10 +39,12 @@ from repro.core.records import (
     STATUS_FAILED,
     STATUS_NOT_RUN,
     RunRecord,
+    canonical_json,
     load_record,
     record_key,
     record_path,
     save_record,
+    scan_records,
     versions,
 )
 
@@ -50,12 +65,126 @@ class PlannedCell:
     config: dict
     key: str
     seed: int
+    code: str = ""
+    commit: str = ""
 
 
 def plan(exp: Experiment, scale: str) -> list[PlannedCell]:
+    """The cells of ``exp`` at ``scale`` with their record keys (config, data and code identity)
+    and seeds (config identity only, so a code edit never changes a seed)."""
     shas = data_sha256(exp)
-    return [PlannedCell(c, record_key(exp.name, c, shas), cell_seed(exp.name, c))
-            for c in exp.configs(scale)]
+    code, commit = code_hash(exp), git_commit()
+    return [PlannedCell(c, record_key(exp.name, c, shas, code), cell_seed(exp.name, c), code,
+                        commit) for c in exp.configs(scale)]
+
+
+def stale_records(exp: Experiment, scale: str, out: Path | None = None
+                  ) -> dict[str, RunRecord]:
+    """Planned key -> the newest record of that cell made by other code (same config and data,
+    another key), for the cells that have no current record."""
+    out = Path(out) if out is not None else results_dir()
+    cells = plan(exp, scale)
+    current = {c.key for c in cells if record_path(out, exp.name, c.key).is_file()}
+    by_ident: dict[str, list[RunRecord]] = {}
+    for rec in scan_records(out, exp.name):
+        by_ident.setdefault(canonical_json([rec.config, rec.data]), []).append(rec)
+    shas = data_sha256(exp)
+    stale = {}
+    for c in cells:
+        if c.key in current:
+            continue
+        old = [r for r in by_ident.get(canonical_json([c.config, shas]), []) if r.key != c.key]
+        if old:
+            rec = max(old, key=lambda r: str(r.timings.get("finished", "")))
+            rec.stale_note = stale_note(rec.code)
+            stale[c.key] = rec
+    return stale
+
+
+def lock_path(out: Path, experiment: str, key: str) -> Path:
+    return record_path(out, experiment, key).with_suffix(".lock")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def _lock_holder(lock: Path) -> dict | None:
+    """The live holder of ``lock`` as ``{"pid", "host"}``, or None when it is free or stale
+    (a dead process on this host, or an unreadable lock)."""
+    try:
+        holder = json.loads(lock.read_text())
+        pid, host = int(holder["pid"]), str(holder["host"])
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        return None  # torn lock (killed while writing it): stale
+    if host == socket.gethostname() and not _pid_alive(pid):
+        return None
+    return holder
+
+
+def claim(lock: Path) -> dict | None:
+    """Take the exclusive lock of a cell; None when taken, else the live holder.
+
+    Created with ``O_EXCL`` so that of two processes exactly one wins; a stale lock (a dead
+    process on this host) is replaced atomically and the claim retried."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    me = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
+    for _ in range(3):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder = _lock_holder(lock)
+            if holder is not None:
+                return holder
+            # stale: move it away under a unique name, then race for a fresh one
+            aside = lock.with_name(f".stale-{os.getpid()}-{lock.name}")
+            try:
+                seen = lock.read_text()
+                os.replace(lock, aside)
+            except FileNotFoundError:
+                continue
+            if aside.read_text() != seen:  # another process took it over meanwhile: give back
+                os.replace(aside, lock)
+                continue
+            os.unlink(aside)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(me)
+        return None
+    holder = _lock_holder(lock)
+    return holder or {"pid": -1, "host": "?"}
+
+
+def release(lock: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(lock)
+
+
+class ResultsNotWritable(RuntimeError):
+    """The results folder cannot be written: said before any cell is computed."""
+
+
+def check_writable(out: Path) -> None:
+    """Create ``out`` if needed and write and remove a file in it, or raise
+    :class:`ResultsNotWritable` naming the folder and the remedy."""
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ResultsNotWritable(
+            f"results folder {out} is not writable ({type(exc).__name__}: {exc.strerror or exc})"
+            "; nothing was computed. Choose another with --results DIR or $FEDREPRO_RESULTS "
+            "(`repro where` shows the places in use)") from None
 
 
 def _limit_threads() -> contextlib.AbstractContextManager:
@@ -70,23 +199,83 @@ def _limit_threads() -> contextlib.AbstractContextManager:
     return threadpool_limits(limits=1)
 
 
-def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = False
-             ) -> RunRecord:
-    """Run one cell in this process and save its record.
+COMPUTED, CACHED, BUSY = "computed", "cached", "busy"
 
-    An exception propagates (naming the cell), unless ``keep_going``: then the cell's record
-    has status ``failed`` and the error as its reason, and a later run retries it."""
+
+def _exit_quietly(signum, frame) -> None:  # pragma: no cover - runs in a worker
+    os._exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _interrupt_wins() -> Iterator[None]:
+    """Ctrl-C stops the workers too, and the pool may report their exit before the parent
+    sees its own KeyboardInterrupt: whatever is raised after a SIGINT becomes that."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen: list[int] = []
+
+    def on_sigint(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    except Exception:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+_MAIN_PID = "FEDREPRO_MAIN_PID"
+
+
+def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = False,
+             force: bool = False) -> tuple[RunRecord, str]:
+    """Claim one cell, run it in this process and save its record: ``(record, how)``.
+
+    ``how`` is ``computed``; ``cached`` when another process finished the cell since it was
+    planned; ``busy`` when another live process holds its lock (the record returned then is
+    not saved: status ``not_run``, the holder in its reason). An exception propagates (naming
+    the cell), unless ``keep_going``: then the cell's record has status ``failed`` and the
+    error as its reason, and a later run retries it."""
     worker_logging()
+    if (os.environ.get(_MAIN_PID, str(os.getpid())) != str(os.getpid())
+            and threading.current_thread() is threading.main_thread()):
+        # a worker: Ctrl-C reaches the whole process group; the worker stops at once without
+        # a traceback of its own (its lock turns stale and is taken over by the next run) and
+        # the parent prints the one line
+        signal.signal(signal.SIGINT, _exit_quietly)
+    lock = lock_path(out, exp.name, cell.key)
+    holder = claim(lock)
+    if holder is not None:
+        return RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
+                         status=STATUS_NOT_RUN,
+                         reason=f"being computed by another process (pid {holder['pid']} on "
+                                f"{holder['host']}); rerun after it ends"), BUSY
+    try:
+        done = None if force else load_record(record_path(out, exp.name, cell.key))
+        if done is not None and done.ok:
+            return done, CACHED
+        return _compute(exp, cell, out, keep_going), COMPUTED
+    finally:
+        release(lock)
+
+
+def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) -> RunRecord:
     ctx = RunContext(exp.name, cell.config, cell.seed)
     rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
-                    versions=versions(), data=data_sha256(exp))
+                    versions=versions(), data=data_sha256(exp), code=cell.code,
+                    commit=cell.commit)
     t0 = time.perf_counter()
     with _limit_threads():
         try:
             result = exp.run_cell(dict(cell.config), ctx)
         except DataFileMissing as exc:
             rec.status = STATUS_NOT_RUN
-            rec.reason = "data unavailable: " + str(exc).splitlines()[0]
+            rec.reason = "data unavailable: " + str(exc)  # all of it: where looked, remedy
             result = None
         except Exception as exc:
             if not keep_going:
@@ -172,59 +361,72 @@ class SweepSummary:
     cached: int
     not_run: int
     records: list[RunRecord]
+    stale: int = 0  # cells whose only records were made by other code (recomputed)
+    busy: int = 0  # cells skipped: another live process holds their lock
 
 
 def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs: int = 1,
                     backend: str = "loky", force: bool = False, out: Path | None = None,
                     progress: bool = True, address: str | None = None,
                     keep_going: bool = False) -> list[SweepSummary]:
-    """Run every cell of ``experiments`` at ``scale`` that has no record yet.
+    """Run every cell of ``experiments`` at ``scale`` that has no current record.
 
     All missing cells of all experiments go through one executor with one progress bar (with
-    its estimate of the time left). Records that exist are loaded, not recomputed, unless
-    ``force``; cells whose earlier record says ``not_run`` are retried, so placing missing data
-    and rerunning fills them in. With ``keep_going`` a cell that raises is recorded as
-    ``failed`` (and retried by the next run) instead of stopping the sweep.
+    its estimate of the time left). Current records (same config, data and code) are loaded,
+    not recomputed, unless ``force``; records made by other code are stale and their cells are
+    recomputed (counted in ``stale``); cells whose earlier record says ``not_run`` are retried,
+    so placing missing data and rerunning fills them in. With ``keep_going`` a cell that raises
+    is recorded as ``failed`` (and retried by the next run) instead of stopping the sweep.
+    The results folder is checked for writability before any compute.
     """
     _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()
     plans = [(exp, exp.resolve_scale(scale)) for exp in experiments]
     plans = [(exp, s, plan(exp, s)) for exp, s in plans]
+    check_writable(out)
     done: dict[tuple[str, str], RunRecord] = {}
     todo: list[tuple[Experiment, PlannedCell]] = []
-    for exp, _, cells in plans:
+    stale: Counter = Counter()
+    for exp, s, cells in plans:
+        old = {} if force else stale_records(exp, s, out)
         for cell in cells:
             rec = None if force else load_record(record_path(out, exp.name, cell.key))
             if rec is not None and rec.ok:
                 done[(exp.name, cell.key)] = rec
             else:
+                stale[exp.name] += cell.key in old
                 todo.append((exp, cell))
     desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
     bar = cell_bar(len(todo), f"{desc} [{scale}]", enabled=progress)
+    how: Counter = Counter()
+    os.environ[_MAIN_PID] = str(os.getpid())
     try:
-        if jobs == 1 and backend == "loky":
-            for exp, c in todo:
-                rec = run_cell(exp, c, out, keep_going)
-                done[(exp.name, rec.key)] = rec
-                bar.update()
-        elif todo:
-            with executor(backend, jobs, address):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_interrupt_wins())
+            if jobs == 1 and backend == "loky":
+                results = (run_cell(exp, c, out, keep_going, force) for exp, c in todo)
+            elif todo:
+                stack.enter_context(executor(backend, jobs, address))
                 # Ray's joblib backend returns lists only: the bar then moves at the end, while
                 # records are still written by the workers as each cell finishes.
                 order = "list" if backend == "ray" else "generator_unordered"
-                for rec in Parallel(return_as=order)(
-                        delayed(run_cell)(exp, c, out, keep_going) for exp, c in todo):
-                    done[(rec.experiment, rec.key)] = rec
-                    bar.update()
+                results = Parallel(return_as=order)(
+                    delayed(run_cell)(exp, c, out, keep_going, force) for exp, c in todo)
+            else:
+                results = ()
+            for rec, kind in results:
+                done[(rec.experiment, rec.key)] = rec
+                how[(rec.experiment, kind)] += 1
+                bar.update()
     finally:
         bar.close()
-    computed = Counter(exp.name for exp, _ in todo)
     summaries = []
     for exp, s, cells in plans:
         records = [done[(exp.name, c.key)] for c in cells]
-        summaries.append(SweepSummary(exp.name, s, computed[exp.name],
-                                      len(cells) - computed[exp.name],
-                                      sum(not r.ok for r in records), records))
+        computed, busy = how[(exp.name, COMPUTED)], how[(exp.name, BUSY)]
+        summaries.append(SweepSummary(exp.name, s, computed, len(cells) - computed - busy,
+                                      sum(not r.ok for r in records), records,
+                                      stale=stale[exp.name], busy=busy))
     return summaries
 
 
@@ -233,8 +435,18 @@ def run_experiment(exp: Experiment, scale: str = "smoke", **kwargs) -> SweepSumm
     return run_experiments([exp], scale, **kwargs)[0]
 
 
-def collect(exp: Experiment, scale: str, out: Path | None = None) -> list[RunRecord]:
-    """The saved records of ``exp`` at ``scale``, in grid order (cells never run are absent)."""
+def collect(exp: Experiment, scale: str, out: Path | None = None, *,
+            include_stale: bool = True) -> list[RunRecord]:
+    """The saved records of ``exp`` at ``scale``, in grid order (cells never run are absent).
+
+    A cell without a current record is represented by its newest stale record (made by other
+    code, e.g. a GPU sweep this machine cannot redo) unless ``include_stale`` is False; such a
+    record carries ``stale_note == "stale (code <hash>)"`` and is never shown as current."""
     out = Path(out) if out is not None else results_dir()
-    recs = (load_record(record_path(out, exp.name, c.key)) for c in plan(exp, scale))
-    return [r for r in recs if r is not None]
+    stale = stale_records(exp, scale, out) if include_stale else {}
+    recs = []
+    for c in plan(exp, scale):
+        rec = load_record(record_path(out, exp.name, c.key)) or stale.get(c.key)
+        if rec is not None:
+            recs.append(rec)
+    return recs

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.cli import build_parser, main
+from repro.cli import _theory_argv, build_parser, main
 
-SUBCOMMANDS = ["list", "run", "figures", "compare", "data", "theory"]
+SUBCOMMANDS = ["list", "run", "figures", "compare", "data", "theory", "where"]
 
 
 @pytest.mark.parametrize("cmd", [[], *[[c] for c in SUBCOMMANDS]])
@@ -73,16 +73,22 @@ def test_every_argument_has_help_and_every_command_examples(capsys):
                 assert action.help, f"{name}: {action.dest} has no help"
     for name, p in subs.items():
         assert p.description and p.epilog.startswith("examples:\n  repro " + name)
-        # every example parses
+        # every example parses (`repro theory ...` is handed whole to python -m theory)
         for line in p.epilog.splitlines()[1:]:
             import shlex
 
-            parser.parse_args(shlex.split(line.strip())[1:])
+            argv = shlex.split(line.strip())[1:]
+            if name == "theory":
+                assert _theory_argv(argv) == argv[1:]
+                continue
+            parser.parse_args(argv)
     for line in parser.epilog.splitlines()[1:]:
         if line.startswith("  repro "):
             import shlex
 
-            parser.parse_args(shlex.split(line.split("  ")[1].strip())[1:])
+            argv = shlex.split(line.split("  ")[1].strip())[1:]
+            if _theory_argv(argv) is None:
+                parser.parse_args(argv)
 
 
 def test_unknown_experiment_lists_the_known_ones(capsys):
