@@ -47,6 +47,11 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
         labelled = [h for h in ax.get_legend_handles_labels()[1] if not h.startswith("_")]
         if len(labelled) > 1 and ax.get_legend() is None:
             raise ValueError(f"{stem}: axes with {len(labelled)} labelled lines needs a legend")
+    from repro.core.code_identity import RENDERING_STALE
+
+    if RENDERING_STALE.get():  # records made by other code: say so in the title
+        title = fig._suptitle.get_text() if fig._suptitle else ""
+        fig.suptitle(f"{title} [{RENDERING_STALE.get()}]".strip(), color="tab:red")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
