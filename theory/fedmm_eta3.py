@@ -4,8 +4,9 @@ FedMM with M local GDA steps (eta = 0.05, mu = 1) on Q instances, eta3^t in {1 (
 1.0005^-t (the paper's DANN decay), 0.9^t (summable)}. Reported: for each (M, schedule) whether
 the run stays finite and its final relative error to the global saddle. Pass criterion: the
 paper's slow decay reaches relative error <= 1e-9 whenever eta3 = 1 does (it never loses what
-eta3 = 1 achieves). The summable decay 0.9^t is expected to be biased (spec §1.4: once
-eta3^t -> 0 the upload (15) drops the dual and FedMM becomes FedProx-like).
+eta3 = 1 achieves), and eta3 = 1 is exact on at least one (M, seed) (otherwise the criterion
+would be vacuous: the check fails). The summable decay 0.9^t is expected to be biased (spec
+§1.4: once eta3^t -> 0 the upload (15) drops the dual and FedMM becomes FedProx-like).
 """
 
 from __future__ import annotations
@@ -52,13 +53,12 @@ def check(seed: int, size: str) -> CheckResult:
             table[f"seed {s} M={M}"] = errs
             if errs["constant 1"] <= TOL:
                 worst = min(worst, TOL - errs["1.0005^-t"])
-    if not np.isfinite(worst):
-        worst = 0.0  # eta3 = 1 never exact: the criterion is vacuous, reported as such
+    exact_const = sum(row["constant 1"] <= TOL for row in table.values())
     return CheckResult(
         name="fedmm.t9_eta3", claim="eta3 decay vs eta3 = 1 with few local steps",
         paper="004 fedmm", equation="Sec. 4 after (16); (15)", instances=len(table) * 3,
-        worst_margin=float(worst),
+        worst_margin=float(worst) if np.isfinite(worst) else -np.inf,
         ground_truth={"solver": "closed form", "saddle": "global KKT linear solve"},
-        passed=bool(worst >= 0),
-        details={"final_relative_errors": table, "rounds": rounds, "eta": 0.05, "mu": 1.0,
-                 "tolerance": TOL})
+        passed=bool(exact_const > 0 and worst >= 0),
+        details={"final_relative_errors": table, "exact_with_eta3_1": exact_const,
+                 "rounds": rounds, "eta": 0.05, "mu": 1.0, "tolerance": TOL})

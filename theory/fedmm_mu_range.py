@@ -7,7 +7,10 @@ L12 sqrt(512 N/1600), 4 L_Phi, 7 * 164092^2 l^4 kappa^4 L12^2 / L_Phi). Constant
 §9.1: L12 = L21 = max ||B_i||, L22 = max ||C_i||, B = min lambda_min(C_i), kappa = ||K||,
 K = Cbar^{-1} Bbar', L_Phi = max_i ||A_i + B_i K + K'B_i' - K'C_i K||. Report-only finding: the
 sufficient mu1 is astronomically larger than the mu = 1 of the experiments (and than the
-empirical stability range of T1). Pass = that finding holds (mu1_min > 1 on every instance).
+empirical stability range of T1). The verdict is a *finding* (``applies=False``): the
+theorem's conditions do not cover the experiments' mu; ``passed`` says whether that finding
+holds (mu1_min > 1 on every instance); ``measured`` is the mu used (1), ``bound`` the smallest
+sufficient mu1.
 """
 
 from __future__ import annotations
@@ -49,13 +52,22 @@ def check(seed: int, size: str) -> CheckResult:
         c = constants(gen_Q(s))
         rows[f"seed {s}"] = {**c, **mu_range(c)}
     worst = min(np.log10(r["mu1_min"]) for r in rows.values())  # > 0 <=> mu1_min > 1
+    lo = min(rows.values(), key=lambda r: r["mu1_min"])
+    finding = (f"the theorem's conditions do not cover the experiments' mu = 1: A.8 needs "
+               f"mu1 >= {lo['mu1_min']:.2g} (smallest over {len(rows)} instances) and mu2 = "
+               f"{lo['mu2_low']:.4g} exactly" if worst > 0 else
+               f"A.8's sufficient range reaches down to mu1 = {lo['mu1_min']:.2g} <= 1 on "
+               "some instance: it would cover the experiments' mu = 1")
     return CheckResult(
         name="fedmm.t8_mu_range", claim="sufficient mu range of A.8 vs mu = 1",
         paper="004 fedmm", equation="App. A.8 (157)-(159)", instances=len(rows),
         worst_margin=float(worst),
         ground_truth={"solver": "closed form", "constants": "spectral norms / eigenvalues of "
                       "the Q instance (gen_Q, N = 4, d1 = 6, d2 = 4)"},
-        passed=bool(worst > 0),
+        passed=bool(worst > 0), applies=False, finding=finding,
+        measured=1.0, bound=float(lo["mu1_min"]), looseness=None,
+        closest={"instance": min(rows, key=lambda k: rows[k]["mu1_min"]),
+                 "mu1_min": float(lo["mu1_min"]), "mu_used": 1.0},
         details={"per_instance": rows, "margin": "log10(mu1_min / 1)",
                  "note": "(158) at the smallest l is a single point since l B = "
                          "max(L12, L22)"})

@@ -125,3 +125,136 @@ class ExactLocalSolver:
         d = torch.zeros_like(self.k) if duals is None else duals
         rhs = mu * theta0 - self.k - d
         return torch.linalg.solve(self.K + torch.diag(mu), rhs)
+
+
+# -- NL: a nonlinear instance where the propositions are not linear identities ----------------
+@dataclass(frozen=True)
+class NLInstance:
+    """Q plus two nonlinear terms (spec §9.1 NC, extended with a nonlinear coupling):
+
+    f_i(w, p) = Q_i(w, p) + gamma sum_k cos(w_k + phi_ik) + gamma sum_{k < d2} b_ik sin(w_k) p_k.
+
+    Still strongly concave (quadratic) in p, so psi*(w) = Cbar^{-1}(Bbar' w - cbar + gamma
+    bbar * sin(w[:d2])) and grad Phi(w) = mean_i grad_w f_i(w, psi*(w)) stay closed form; the
+    cross Hessian B_i + gamma [diag(b_i cos(w[:d2])); 0] varies with w, so Lemma 1's constant is
+    L12 = max_i (||B_i|| + gamma max|b_i|) (a sup bound, not attained by construction)."""
+
+    q: QuadInstance
+    gamma: float
+    phase: np.ndarray  # (N, d1)
+    b: np.ndarray      # (N, d2)
+
+    @property
+    def n(self) -> int:
+        return self.q.n
+
+    @property
+    def d1(self) -> int:
+        return self.q.d1
+
+    @property
+    def d2(self) -> int:
+        return self.q.d2
+
+    def _split(self, theta: np.ndarray):
+        return theta[..., :self.d1], theta[..., self.d1:]
+
+    def G(self, i: int, theta: np.ndarray) -> np.ndarray:
+        """Player gradient [grad_w f_i; -grad_psi f_i] of client i."""
+        q, g, d2 = self.q, self.gamma, self.d2
+        w, p = self._split(theta)
+        gw = q.A[i] @ w + q.B[i] @ p + q.a[i] - g * np.sin(w + self.phase[i])
+        gw[:d2] += g * self.b[i] * np.cos(w[:d2]) * p
+        gp = q.B[i].T @ w - q.C[i] @ p - q.c[i] + g * self.b[i] * np.sin(w[:d2])
+        return np.concatenate([gw, -gp])
+
+    def jacobian(self, i: int, theta: np.ndarray) -> np.ndarray:
+        q, g, d1, d2 = self.q, self.gamma, self.d1, self.d2
+        w, p = self._split(theta)
+        Jww = q.A[i] - g * np.diag(np.cos(w + self.phase[i]))
+        Jww[:d2, :d2] -= g * np.diag(self.b[i] * np.sin(w[:d2]) * p)
+        cross = q.B[i].copy()
+        cross[:d2, :d2] += g * np.diag(self.b[i] * np.cos(w[:d2]))
+        J = np.zeros((d1 + d2, d1 + d2))
+        J[:d1, :d1], J[:d1, d1:], J[d1:, :d1], J[d1:, d1:] = Jww, cross, -cross.T, q.C[i]
+        return J
+
+    def psi_star(self, w: np.ndarray) -> np.ndarray:
+        q = self.q
+        rhs = q.B.mean(0).T @ w - q.c.mean(0) + self.gamma * self.b.mean(0) * np.sin(w[:self.d2])
+        return np.linalg.solve(q.C.mean(0), rhs)
+
+    def grad_w(self, i: int, w: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return self.G(i, np.concatenate([w, p]))[:self.d1]
+
+    def grad_p(self, i: int, w: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return -self.G(i, np.concatenate([w, p]))[self.d1:]
+
+    def dpsi_star(self, w: np.ndarray) -> np.ndarray:
+        """(d2, d1) Jacobian of psi*(w)."""
+        q, d2 = self.q, self.d2
+        M = q.B.mean(0).T.copy()
+        M[:, :d2] += self.gamma * np.diag(self.b.mean(0) * np.cos(w[:d2]))
+        return np.linalg.solve(q.C.mean(0), M)
+
+    def grad_phi(self, w: np.ndarray) -> np.ndarray:
+        ps = self.psi_star(w)
+        return np.mean([self.grad_w(i, w, ps) for i in range(self.n)], axis=0)
+
+    def L12(self) -> float:
+        return max(np.linalg.norm(self.q.B[i], 2) + self.gamma * np.abs(self.b[i]).max()
+                   for i in range(self.n))
+
+
+def gen_NL(seed: int, N: int = 4, d1: int = 6, d2: int = 4, gamma: float = 0.5) -> NLInstance:
+    """Q of ``gen_Q(seed)`` plus phases ~ U[0, 2 pi) and couplings b ~ U[-1, 1] drawn from
+    ``default_rng([seed, 1])``."""
+    rng = np.random.default_rng([seed, 1])
+    return NLInstance(gen_Q(seed, N, d1, d2), gamma, rng.uniform(0, 2 * np.pi, (N, d1)),
+                      rng.uniform(-1, 1, (N, d2)))
+
+
+class NLOracle:
+    """Deterministic player gradients of an :class:`NLInstance` (float64 torch)."""
+
+    def __init__(self, inst: NLInstance) -> None:
+        self.inst, self.n_clients = inst, inst.n
+
+    def batched(self, theta: Tensor, t: int, m: int) -> Tensor:
+        th = theta.numpy()
+        return torch.from_numpy(np.stack([self.inst.G(i, th[i]) for i in range(self.inst.n)]))
+
+    def client(self, i: int, theta_i: Tensor, t: int, m: int) -> Tensor:
+        return torch.from_numpy(self.inst.G(i, theta_i.numpy()))
+
+
+class NewtonLocalSolver:
+    """FedMM-exact on :class:`NLInstance`: solves G_i(theta) + mu (theta - theta0) + d_i = 0 by
+    Newton's method from theta0 to ``tol`` (sup norm of the residual); raises when it does not
+    converge in ``max_iter`` steps (the local problem is then not monotone: raise mu)."""
+
+    def __init__(self, inst: NLInstance, tol: float = 1e-13, max_iter: int = 50) -> None:
+        self.inst, self.tol, self.max_iter = inst, tol, max_iter
+        self.last_residual = 0.0
+
+    def __call__(self, theta0, t, eta, scale, mu, duals):
+        if mu is None:
+            raise ValueError("the Newton local solver needs mu > 0 (FedMM or FedProxGDA)")
+        m, z0 = mu.numpy(), theta0.numpy()
+        d = np.zeros((self.inst.n, z0.size)) if duals is None else duals.numpy()
+        out, worst = [], 0.0
+        for i in range(self.inst.n):
+            z = z0.copy()
+            for _ in range(self.max_iter):
+                r = self.inst.G(i, z) + m * (z - z0) + d[i]
+                if np.abs(r).max() <= self.tol:
+                    break
+                z = z - np.linalg.solve(self.inst.jacobian(i, z) + np.diag(m), r)
+            else:
+                raise RuntimeError(f"theory/fedmm_problems.py NewtonLocalSolver: client {i} "
+                                   f"round {t}: residual {np.abs(r).max():.2e} > {self.tol} "
+                                   f"after {self.max_iter} Newton steps; use a larger mu")
+            worst = max(worst, float(np.abs(r).max()))
+            out.append(z)
+        self.last_residual = worst
+        return torch.from_numpy(np.stack(out))

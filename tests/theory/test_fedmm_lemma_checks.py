@@ -208,6 +208,9 @@ def test_fedmm_t6_descent_both_conventions():
     d = r.details
     assert d["runs"] == 6
     assert d["max_gap_over_T"]["literal"] < -1.0 and d["max_gap_over_T"]["aligned"] < -1.0
+    # the slack is reported: measured (lhs) <= bound (rhs) at the tightest (run, T)
+    assert r.measured < r.bound and r.finding.startswith("Lemma 3 holds with slack")
+    assert r.bound - r.measured == pytest.approx(-d["max_gap_over_T"]["aligned"], rel=1e-12)
 
 
 def test_fedmm_t7_tolerance_gda_slope():

@@ -26,9 +26,11 @@ def test_fedmm_t1_fixed_point_is_the_global_saddle():
 def test_fedmm_t3_counterexamples_are_shown():
     r = _run("fedmm.t3_propositions")
     m = r.details["margins"]
-    assert m["prop34_fails_t0"] > 0.1  # Props 3/4 at t = 0: residual >> 1e-6
-    assert m["eta3_half_prop12_fails_t_2_3"] > 0  # eta3 = 0.5 breaks Props 1/2
-    assert r.details["per_seed"][0]["prop12"] <= 1e-10
+    for fam in ("Q", "NL"):  # affine and nonlinear (Newton-solved) instances
+        assert m[f"{fam} prop34_fails_t0"] > 0.1  # Props 3/4 at t = 0: residual >> 1e-6
+        assert m[f"{fam} eta3_half_prop12_fails_t_2_3"] > 0  # eta3 = 0.5 breaks Props 1/2
+        assert r.details["per_seed"][f"{fam} seed 0"]["prop12"] <= 1e-10
+    assert r.instances == 12
 
 
 def test_fedmm_t2_bias_grows_with_p():
@@ -41,6 +43,7 @@ def test_fedmm_t2_bias_grows_with_p():
 
 def test_fedmm_t4_lemma1_false_as_printed_true_index_corrected():
     r = _run("fedmm.t4_lemma1")
+    assert r.details["nonlinear_runs"] >= 5  # (c) is checked where it is not Cauchy-Schwarz
     assert r.details["violations_literal_exact"] == r.details["runs"] > 0
     assert r.details["violations_literal_surrogate"] > 0
     assert max(g["c_index_corrected"] for g in r.details["max_gap_per_run"].values()) <= 1e-10
@@ -48,6 +51,8 @@ def test_fedmm_t4_lemma1_false_as_printed_true_index_corrected():
 
 def test_fedmm_t8_sufficient_mu_range_is_astronomical():
     r = _run("fedmm.t8_mu_range")
+    assert r.verdict == "finding" and not r.applies  # not a pass: the theory does not apply
+    assert "do not cover the experiments' mu = 1" in r.finding and r.bound > 1e14
     for row in r.details["per_instance"].values():
         assert abs(row["mu2_low"] - row["mu2_high"]) <= 1e-9 * row["mu2_low"]  # one point
         assert abs(row["l"] * row["B"] - max(row["L12"], row["L22"])) <= 1e-12
