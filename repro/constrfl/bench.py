@@ -76,3 +76,61 @@ def _table4_cell() -> list[dict]:
         "Table 4 cell (n=10, d=300, m=3, trial 0, reference mode): cProx-AL + Algorithm 1",
         lambda: solve_cell(10, 300, 3, 0, "reference", backend="loop"),
         lambda: solve_cell(10, 300, 3, 0, "reference"), repeat=1)]
+
+
+def _cell_prefix(table: str, solver: str, k_max: int):
+    """Algorithm 1 on one Table 1 / Table 2 cell for the first ``k_max`` outer iterations:
+    ``solver`` = the batched Newton (all clients of a round at once) or ``"lbfgsb"`` with the
+    loop backend (one scipy L-BFGS-B per client and round, the oracle)."""
+    from repro.constrfl import exp_fair, exp_np
+    from repro.constrfl.problems import unit_sphere_w0
+    from repro.constrfl.proxal import FedProxAL
+
+    if table == "table1":         # adult-a, n = 20, trial 0: the issue's Table 1 target cell
+        problem, _, _ = exp_np.np_problem("adult-a", 20, False)
+        cfg = exp_np.config_for("paper", k_max, 300)
+        w0 = unit_sphere_w0(problem.d, 0)
+    else:                         # adult-b, n = 5, trial 1, the paper's hyperparameters (A4)
+        problem = exp_fair.fair_problem(5, 0)[0]
+        cfg = exp_fair.config_for("paper", k_max, 50)
+        w0 = unit_sphere_w0(problem.d, 1)
+    backend = "loop" if solver == "lbfgsb" else "vectorized"
+    cfg = cfg.replace(solver=solver)
+
+    def run():
+        return FedProxAL(problem, cfg, w0, backend=backend).run()
+
+    return run
+
+
+def cell_flops(run) -> tuple[int, int, float]:
+    """``(matrix-product flops, ADMM rounds, CPU seconds)`` of one call of ``run``."""
+    import time
+
+    from repro.constrfl.blocks import count_flops
+
+    with count_flops() as fc:
+        t0 = time.process_time()
+        st = run()
+        cpu = time.process_time() - t0
+    return fc.flops, int(sum(st.admm_rounds)), cpu
+
+
+@benchmark("constrfl.table_cells")
+def _table_cells() -> list[dict]:
+    """Issue 19 item 2: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
+    paper's hyperparameters), oracle vs batched, over the first outer iterations (the full
+    oracle run takes hours); the case names the batched run's flop count and achieved rate."""
+    rows = []
+    for table, solver, k, label in (
+            ("table1", "newton", 1, "Table 1 adult-a n=20 trial 0, K=1 (300 ADMM rounds)"),
+            ("table2", "newton_clip", 3, "Table 2 adult-b n=5 trial 1 paper set, K=3 "
+                                         "(150 ADMM rounds)")):
+        fast, oracle = _cell_prefix(table, solver, k), _cell_prefix(table, "lbfgsb", k)
+        row = compare_timings(label, oracle, fast, repeat=1)
+        flops, rounds, cpu = cell_flops(fast)
+        row["case"] += (f": batched {flops / 1e9:.3g} GFlop of matrix products in {cpu:.3g} "
+                        f"CPU s = {flops / cpu / 1e9:.3g} GFlop/s, "
+                        f"{1e3 * cpu / rounds:.3g} ms per ADMM round")
+        rows.append(row)
+    return rows

@@ -11,12 +11,42 @@ Notation (spec §1): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the Jacobian 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.special
 
-__all__ = ["LogisticBlock", "QuadraticBlock", "log1pexp", "sigmoid"]
+__all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1pexp",
+           "sigmoid"]
+
+
+class FlopCount:
+    """Floating-point operations of the logistic blocks' matrix products (``Xw``, ``Xᵀv``,
+    ``Xᵀ diag(v) X``, the constraint Jacobian): 2 per multiply-add, elementwise work not
+    counted. The bench's flop count of a run (:func:`count_flops`)."""
+
+    def __init__(self) -> None:
+        self.flops = 0
+
+
+_COUNTERS: list[FlopCount] = []
+
+
+@contextmanager
+def count_flops():
+    """``with count_flops() as fc: ...`` counts the matrix-product flops run inside."""
+    fc = FlopCount()
+    _COUNTERS.append(fc)
+    try:
+        yield fc
+    finally:
+        _COUNTERS.remove(fc)
+
+
+def _count(flops: int) -> None:
+    for fc in _COUNTERS:
+        fc.flops += flops
 
 
 def log1pexp(z: np.ndarray) -> np.ndarray:
@@ -154,15 +184,27 @@ class LogisticBlock:
     # Batched BLAS (matmul) instead of multi-operand einsum: numpy's einsum contracts three
     # operands without BLAS, which made the row sums the bottleneck of adult-a (spec §10).
     def _z(self, W: np.ndarray) -> np.ndarray:
+        if _COUNTERS:
+            _count(2 * self.X.size)
         return np.matmul(self.X, W[:, :, None])[:, :, 0]
 
     def _rows_t(self, v: np.ndarray) -> np.ndarray:
         """``sum_m v[b, m] x_{b,m}``: (b, M) row weights -> (b, d)."""
+        if _COUNTERS:
+            _count(2 * self.X.size)
         return np.matmul(v[:, None, :], self.X)[:, 0, :]
 
     def _gram(self, v: np.ndarray) -> np.ndarray:
         """``sum_m v[b, m] x_{b,m} x_{b,m}ᵀ``: (b, M) row weights -> (b, d, d)."""
+        if _COUNTERS:
+            _count(2 * self.X.size * self.d + self.X.size)
         return np.matmul(self.X.transpose(0, 2, 1) * v[:, None, :], self.X)
+
+    def _jac(self, dphi: np.ndarray) -> np.ndarray:
+        """The constraint Jacobian ``(b, m, d)`` from the rows' ``phi'``."""
+        if _COUNTERS:
+            _count(2 * self.X.size * self.m)
+        return np.matmul(self.Gw * dphi[:, None, :], self.X)
 
     def phi(self, W: np.ndarray) -> np.ndarray:
         z = self._z(W)
@@ -189,7 +231,7 @@ class LogisticBlock:
         return np.matmul(self.Gw, self.phi(W)[:, :, None])[:, :, 0] - self.r
 
     def jac_c(self, W: np.ndarray) -> np.ndarray:
-        return np.matmul(self.Gw * self._dphi(self._z(W))[:, None, :], self.X)
+        return self._jac(self._dphi(self._z(W)))
 
     def hess_c_weighted(self, W: np.ndarray, a: np.ndarray) -> np.ndarray:
         return self._gram(self._mixed_weights(a) * self._d2phi(self._z(W)))
@@ -219,5 +261,5 @@ class LogisticBlock:
         """``(∇²f + sum_k a_k ∇²c_k, jac_c)`` from one evaluation of ``z = Xw``."""
         z = self._z(W)
         H = self._gram((self.fw + self._mixed_weights(a)) * self._d2phi(z))
-        J = np.matmul(self.Gw * self._dphi(z)[:, None, :], self.X)
+        J = self._jac(self._dphi(z))
         return H, J

@@ -18,7 +18,7 @@ import numpy as np
 from repro.core.data.adult import load_adult
 from repro.core.data.uci_binary import load_breast_cancer_wisconsin, load_monks
 
-__all__ = ["NP_DATASETS", "NPData", "adult_b", "equal_class_split", "load_np_dataset",
+__all__ = ["ENCODINGS", "NP_DATASETS", "NPData", "adult_b", "equal_class_split", "load_np_dataset",
            "synthetic_fairness",
            "synthetic_np"]
 
@@ -48,9 +48,31 @@ def _zscore(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
-def load_np_dataset(name: str, drop_first_row: bool = False) -> NPData:
+def _one_hot(col: np.ndarray) -> np.ndarray:
+    """One 0/1 column per category (sorted category order, ``?`` its own category)."""
+    codes = _codes(col).astype(int)
+    return np.eye(int(codes.max()) + 1)[codes]
+
+
+ENCODINGS = ("codes", "onehot")
+
+
+def load_np_dataset(name: str, drop_first_row: bool = False,
+                    encoding: str = "codes") -> NPData:
     """breast-cancer-wisc (699 rows, benign 0 / malignant 1), adult-a (``adult.data``, 32,561
-    rows, ``<=50K`` 0 / ``>50K`` 1) or monks-1 (train + test, 556 rows, class as given)."""
+    rows, ``<=50K`` 0 / ``>50K`` 1) or monks-1 (train + test, 556 rows, class as given).
+
+    ``encoding`` is a reading of A1 for the categorical attributes: ``"codes"`` (one integer
+    code column each, the tables' default) or ``"onehot"`` (one 0/1 column per category; adult-a
+    d = 108, monks-1 d = 17; breast-cancer-wisc has no categorical attribute, d = 9 either way).
+    Every column is z-scored afterwards."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+    enc = _codes if encoding == "codes" else _one_hot
+
+    def columns(cols):
+        return np.concatenate([c[:, None] if c.ndim == 1 else c for c in cols], axis=1)
+
     if name == "breast-cancer-wisc":
         ds = load_breast_cancer_wisconsin()
         X, y = ds.X.astype(float), (ds.y == 4).astype(int)
@@ -60,11 +82,13 @@ def load_np_dataset(name: str, drop_first_row: bool = False) -> NPData:
         for j, fname in enumerate(ds.feature_names):
             col = ds.X[:, j]
             numeric = fname in ds.meta["numeric_features"]
-            cols.append(col.astype(float) if numeric else _codes(col.astype(str)))
-        X, y = np.stack(cols, axis=1), ds.y.astype(int)
+            cols.append(col.astype(float) if numeric else enc(col.astype(str)))
+        X, y = columns(cols), ds.y.astype(int)
     elif name == "monks-1":
         tr, te = load_monks(1, "train"), load_monks(1, "test")
-        X = np.concatenate([tr.X, te.X]).astype(float)
+        X = np.concatenate([tr.X, te.X])
+        X = X.astype(float) if encoding == "codes" else columns(
+            [enc(X[:, j].astype(str)) for j in range(X.shape[1])])
         y = np.concatenate([tr.y, te.y]).astype(int)
     else:
         raise ValueError(f"dataset must be one of {NP_DATASETS}, got {name!r}")

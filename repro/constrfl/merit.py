@@ -83,7 +83,7 @@ class Merit:
             s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
             a = _plus(blk, s)
             H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
-            J = np.matmul(blk.Gw * dphi[:, None, :], blk.X)
+            J = blk._jac(dphi)
             active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
             return self._finish_hess(H, J, active, W.shape[1])
         s = self._s(W)
