@@ -305,3 +305,37 @@ def test_ctrl_c_stops_workers_and_prints_one_line(tmp_path, plugins):
         time.sleep(0.2)
     assert "LokyProcess" not in left  # no worker of the run is left
     assert len(list(folder.glob("*.json"))) < 8  # it did stop early
+
+
+def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monkeypatch,
+                                                                  capsys):
+    import csv
+
+    import repro.core.runner as runner
+    from repro.core.code_identity import rendering_stale
+    from repro.core.plotting import figure, save_figure
+
+    assert main(["run", "constrfl.table4", "--scale", "smoke", "--no-progress"]) == 0
+    old = runner.code_hash(registry.get("constrfl.table4"))
+    monkeypatch.setattr(runner, "code_hash", lambda exp: "f" * 64)  # "the code changed"
+    note = f"stale (code {old[:12]})"
+    capsys.readouterr()
+    assert main(["figures", "constrfl.table4", "--scale", "smoke"]) == 0
+    assert note in capsys.readouterr().out
+    tables = list((isolated / "figures").glob("constrfl_table4*.md"))
+    assert tables and all(note in t.read_text() for t in tables)
+    assert main(["compare", "--scale", "smoke"]) == 0
+    with open(isolated / "figures" / "comparison.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["experiment"] == "constrfl.table4"]
+    shown = [r for r in rows if r["verdict"] != "not_run"]
+    assert shown and all(r["reason"].startswith(note) for r in shown)
+    # a figure's title
+    fig, ax = figure()
+    ax.set(xlabel="x", ylabel="y", title="t")
+    with rendering_stale(note):
+        save_figure(fig, isolated / "figures", "stale_probe")
+    assert note in fig._suptitle.get_text()
+    # and the current code's records are not marked once rerun
+    assert main(["run", "constrfl.table4", "--scale", "smoke", "--no-progress"]) == 0
+    assert "12 stale" in capsys.readouterr().out
+    assert all(r.stale_note == "" for r in collect(registry.get("constrfl.table4"), "smoke"))
