@@ -227,7 +227,8 @@ def _why_missing(name: str, experiments: dict[str, Experiment],
         return (f"experiment {name} is not implemented yet; "
                 f"see {DEVIATIONS}#not-yet-implemented")
     scale, recs = records.get(name, ("", []))
-    reasons = sorted({r.reason for r in recs if not r.ok})
+    # a reason's first line (a data error's full text, in the record, spans several)
+    reasons = sorted({r.reason.splitlines()[0] for r in recs if not r.ok and r.reason})
     failed = [r for r in reasons if r.startswith("failed")]
     if failed:
         return f"{failed[0]}; see {DEVIATIONS}#failed-cells"
