@@ -30,12 +30,25 @@ from repro.core.records import RunRecord
 from repro.core.registry import register
 from repro.core.report import Table, mean_std, write_table
 from repro.fedmm import claims
-from repro.fedmm.clients import allocate_two_clients, code_evaluated_client
+from repro.fedmm.clients import (
+    allocate_split_clients,
+    allocate_two_clients,
+    code_evaluated_client,
+)
 from repro.fedmm.mnistm import mnist_split, mnistm_split
 from repro.fedmm.models import DA_METHODS, MnistNet
 from repro.fedmm.office import TASKS, run_office_cell
 from repro.fedmm.problem import DAProblem
-from repro.fedmm.training import NU, RunSpec, checkpoint_path, stream_seed, summary_metrics, train
+from repro.fedmm.training import (
+    NU,
+    RunSpec,
+    checkpoint_path,
+    choose_backend,
+    run_device,
+    stream_seed,
+    summary_metrics,
+    train,
+)
 
 PAPER = "004_c8bdd02f5ea2bb8e.txt"
 MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-idx1-ubyte.gz"),
@@ -58,12 +71,16 @@ def _scale_params(scale: str, da: str, algorithm: str) -> dict:
 
 
 def _mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
+    """A cell's config. ``backend`` is the local-step backend chosen for the device the
+    sweep runs on (:func:`repro.fedmm.training.choose_backend`: loop on CPU, vmapped on CUDA,
+    $FEDREPRO_FEDMM_BACKEND overrides); it is part of the identity, so CPU-loop and
+    GPU-vmapped records are never mixed."""
     params = _scale_params(scale, da, algorithm)
     smoke = params.pop("m_scale", None) == "smoke"
     local = 1 if algorithm == "FedSGDA" else (2 if smoke and M == 20 else
                                               3 if smoke and M == 25 else M)
     return {"da": da, "algorithm": algorithm, "local_steps": local, "p": p, "seed": seed,
-            "preset": "paper", **params}
+            "preset": "paper", "backend": choose_backend(run_device()), **params}
 
 
 def _seeds(scale: str) -> tuple[int, ...]:
@@ -83,9 +100,33 @@ def fig4_cells(scale: str) -> list[dict]:
             for alg, M in (("FedMM", 20), ("FedMM", 25), ("FedSGDA", 1))]
 
 
+CLIENT_SETTINGS = ("2+2", "5+5")  # Fig. 5's other settings (spec §4.3 [R]); 1+1 is p = 1
+
+
 def fig5_cells(scale: str) -> list[dict]:
-    return [_mnist_cell(scale, da, alg, 20, seed=s) for s in _seeds(scale) for da in DA_METHODS
-            for alg in ("FedMM", "FedAvgGDA", "FedProxGDA")]
+    """1 + 1 clients (p = 1, the cells Fig. 4 shares) and the N_s + N_t settings 2 + 2 and
+    5 + 5 (``clients`` in the config: each domain split evenly over single-domain clients),
+    at the same budget per run."""
+    algs = ("FedMM", "FedAvgGDA", "FedProxGDA")
+    base = [_mnist_cell(scale, da, alg, 20, seed=s) for s in _seeds(scale)
+            for da in DA_METHODS for alg in algs]
+    split = [{**_mnist_cell(scale, da, alg, 20, seed=s), "clients": setting}
+             for setting in CLIENT_SETTINGS for s in _seeds(scale) for da in DA_METHODS
+             for alg in algs]
+    return base + split
+
+
+def _allocate(config: dict, n_source: int, n_target: int):
+    """The clients of a cell: two clients with imbalance p, or the split setting
+    ``clients = "Ns+Nt"`` (Ns source-only and Nt target-only clients)."""
+    if "clients" not in config:
+        return allocate_two_clients(n_source, n_target, config["p"])
+    try:
+        ns, nt = (int(x) for x in str(config["clients"]).split("+"))
+    except ValueError:
+        raise ValueError(f"repro/fedmm/experiments.py: clients must look like '2+2' (source "
+                         f"clients + target clients), got {config['clients']!r}") from None
+    return allocate_split_clients(n_source, n_target, ns, nt)
 
 
 @cache
@@ -103,7 +144,7 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
     da, seed = config["da"], config["seed"]
     # $FEDREPRO_FEDMM_DEVICE (e.g. "cuda") puts data and parameters on an accelerator; the
     # numbers then differ from CPU records in the last bits, so the device is logged.
-    device = torch.device(os.environ.get("FEDREPRO_FEDMM_DEVICE", "cpu"))
+    device = run_device()
     if device.type == "cuda":
         # Without this, cuDNN/atomic-add kernels make two runs of one cell differ, and the
         # adversarial game amplifies that: the first GPU sweep gave DANN FedMM final
@@ -116,13 +157,16 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
     xs, ys, xt, xe, ye = (t.to(device) for t in _mnist_data(
         config["n_source"], config["n_target"], config["n_test"]))
     net = MnistNet(da)
-    clients = allocate_two_clients(len(xs), len(xt), config["p"])
+    clients = _allocate(config, len(xs), len(xt))
     code_client = code_evaluated_client(clients)
     base = ("mnist", da, seed, config["p"], config["n_source"], config["batch"])
+    if "clients" in config:
+        base = (*base, config["clients"])
     rngs = [(np.random.default_rng(stream_seed(*base, "batches", i, "source")),
              np.random.default_rng(stream_seed(*base, "batches", i, "target")))
-            for i in range(2)]
-    gens = [torch.Generator().manual_seed(stream_seed(*base, "dropout", i)) for i in range(2)]
+            for i in range(len(clients))]
+    gens = [torch.Generator().manual_seed(stream_seed(*base, "dropout", i))
+            for i in range(len(clients))]
     problem = DAProblem(net, NU["mnist"][da], clients, xs, ys, xt, config["batch"], rngs, gens)
     theta0 = net.init(torch.Generator().manual_seed(
         stream_seed("mnist", da, seed, "init"))).to(device)
@@ -130,7 +174,7 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
         len(xe), size=config["eval_subset"], replace=False))
     xsub, ysub = xe[torch.from_numpy(sub)], ye[torch.from_numpy(sub)]
     spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
-                   config["eval_every"], config["preset"])
+                   config["eval_every"], config["preset"], backend=config["backend"])
     state = train(problem, net, "mnist", spec, theta0,
                   lambda th: problem.accuracy(th, xsub, ysub), ctx,
                   checkpoint_path(ctx.experiment, ctx.seed), code_client=code_client)
@@ -191,32 +235,45 @@ def _label(r: RunRecord) -> str:
     return f"{c['algorithm']} (M={c['local_steps']})"
 
 
+def _setting(r: RunRecord) -> str:
+    return str(r.config.get("clients", "1+1"))
+
+
 def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
+    """One row of DANN/CDAN/MDD panels per client setting (one row unless Fig. 5's split
+    settings have records), seed-mean curves."""
+    budget = _budget(records).split("seeds ")[1]
     records = _seed_mean(records)
-    fig, axes = figure(1, 3, figsize=(13, 3.6))
-    for ax, da in zip(axes, DA_METHODS, strict=True):
-        for r in _by(records, da=da):
-            ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
-        if max((max(r.curves["round"]) for r in _by(records, da=da)), default=0) > 200:
-            ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
-        ax.set_xlabel("communication round")
-        ax.set_ylabel("MNIST-M test accuracy (%)")
-        ax.set_title(da)
-        if len(_by(records, da=da)) > 1:
-            ax.legend()
-    fig.suptitle(f"{title} ({scale}, mean over seeds {_budget(records).split('seeds ')[1]})")
+    settings = sorted({_setting(r) for r in records},
+                      key=lambda c: sum(int(x) for x in c.split("+")))
+    fig, axes = figure(len(settings), 3, figsize=(13, 3.6 * len(settings)), squeeze=False)
+    for row, setting in zip(axes, settings, strict=True):
+        recs = [r for r in records if _setting(r) == setting]
+        for ax, da in zip(row, DA_METHODS, strict=True):
+            for r in _by(recs, da=da):
+                ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
+            if max((max(r.curves["round"]) for r in _by(recs, da=da)), default=0) > 200:
+                ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
+            ax.set_xlabel("communication round")
+            ax.set_ylabel("MNIST-M test accuracy (%)")
+            ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
+            if len(_by(recs, da=da)) > 1:
+                ax.legend()
+    fig.suptitle(f"{title} ({scale}, mean over seeds {budget})")
     return save_figure(fig, out, stem)
 
 
 def _final_table(records, out: Path, stem: str, title: str) -> list[Path]:
-    t = Table(title, ["DA", "algorithm", "M", "p", "seed", "rounds", "final acc (full test)",
+    t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds",
+                      "final acc (full test)",
                       "best acc (subset)", "R_conv",
                       "acc of the authors' evaluated model (source client's local)"])
-    for r in sorted(records, key=lambda r: (r.config["da"], r.config["algorithm"],
-                                            r.config["local_steps"], r.config["p"],
-                                            r.config["seed"])):
+    for r in sorted(records, key=lambda r: (_setting(r), r.config["da"],
+                                            r.config["algorithm"], r.config["local_steps"],
+                                            r.config["p"], r.config["seed"])):
         c, m = r.config, r.metrics
-        t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], c["seed"], int(m["rounds"]),
+        t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r), c["seed"],
+              int(m["rounds"]),
               f"{100 * m['test_acc_full']:.2f}", f"{100 * m['best_acc']:.2f}",
               int(m["r_conv"]), f"{100 * m['test_acc_full_code_client']:.2f}")
     return write_table(t, out, stem)
@@ -261,8 +318,10 @@ def render_fig5(records, out: Path, scale: str) -> list[Path]:
             + _curves_figure(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs baselines", scale))
 
 
-COST = {"smoke": "20 s", "reduced": "63 runs (3 seeds): 20-45 min each on 2 CPU cores; 8 min "
-        "for all on one H100 (FEDREPRO_FEDMM_DEVICE=cuda, --jobs 21, CUDA MPS)",
+COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
+        "reduced": "63 runs (3 seeds): 20-45 min each on 2 CPU cores; 8 min for all on one "
+        "H100 (FEDREPRO_FEDMM_DEVICE=cuda, --jobs 21, CUDA MPS); Fig. 5's 2+2 and 5+5 "
+        "settings add 54 runs costing 2x and 5x a 1+1 run (not measured)",
         "paper": "33-150 CPU-h per run; GPU or cluster"}
 
 register(Experiment(

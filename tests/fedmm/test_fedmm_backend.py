@@ -1,0 +1,34 @@
+"""The local-step backend is chosen by device (loop on CPU, vmapped on CUDA), can be
+overridden, and is part of a cell's config so records of different backends never mix."""
+
+import pytest
+import torch
+
+from repro.fedmm import experiments as E
+from repro.fedmm.training import BACKEND_ENV, DEVICE_ENV, RunSpec, choose_backend
+
+
+def test_backend_by_device_and_override(monkeypatch):
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    assert choose_backend("cpu") == "loop"
+    assert choose_backend(torch.device("cuda")) == "vectorized"
+    assert choose_backend("cpu", override="vectorized") == "vectorized"
+    monkeypatch.setenv(BACKEND_ENV, "vectorized")
+    assert choose_backend("cpu") == "vectorized"
+    monkeypatch.setenv(BACKEND_ENV, "vmap")
+    with pytest.raises(ValueError, match=BACKEND_ENV):
+        choose_backend("cpu")
+    with pytest.raises(ValueError, match="backend"):
+        RunSpec("FedMM", 1, 1, 1, backend="gpu")
+
+
+def test_backend_is_part_of_the_cell_identity(monkeypatch):
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+    cpu = E.fig4_cells("smoke")
+    assert {c["backend"] for c in cpu} == {"loop"}
+    monkeypatch.setenv(DEVICE_ENV, "cuda")  # only the config is built; nothing runs on CUDA
+    gpu = E.fig4_cells("smoke")
+    assert {c["backend"] for c in gpu} == {"vectorized"}
+    assert all(a != b and {**a, "backend": "x"} == {**b, "backend": "x"}
+               for a, b in zip(cpu, gpu, strict=True))
