@@ -247,14 +247,15 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
     settings = sorted({_setting(r) for r in records},
                       key=lambda c: sum(int(x) for x in c.split("+")))
     fig, axes = figure(len(settings), 3, figsize=(13, 3.6 * len(settings)), squeeze=False)
-    for row, setting in zip(axes, settings, strict=True):
+    for k, (row, setting) in enumerate(zip(axes, settings, strict=True)):
         recs = [r for r in records if _setting(r) == setting]
         for ax, da in zip(row, DA_METHODS, strict=True):
             for r in _by(recs, da=da):
                 ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
             if max((max(r.curves["round"]) for r in _by(recs, da=da)), default=0) > 200:
                 ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
-            ax.set_xlabel("communication round")
+            if k == len(settings) - 1:  # an x label per row would run into the next titles
+                ax.set_xlabel("communication round")
             ax.set_ylabel("MNIST-M test accuracy (%)")
             ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
             if len(_by(recs, da=da)) > 1:

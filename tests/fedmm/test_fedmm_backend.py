@@ -32,3 +32,19 @@ def test_backend_is_part_of_the_cell_identity(monkeypatch):
     assert {c["backend"] for c in gpu} == {"vectorized"}
     assert all(a != b and {**a, "backend": "x"} == {**b, "backend": "x"}
                for a, b in zip(cpu, gpu, strict=True))
+
+
+def test_fig5_client_settings_cells_and_allocation():
+    cells = E.fig5_cells("reduced")
+    by = {}
+    for c in cells:
+        by.setdefault(c.get("clients", "1+1"), []).append(c)
+    assert {k: len(v) for k, v in by.items()} == {"1+1": 27, "2+2": 27, "5+5": 27}
+    assert all(c["rounds"] == 150 and c["local_steps"] == 20 for c in cells)
+    clients = E._allocate({"clients": "5+5", "p": 1.0}, 100, 80)
+    assert len(clients) == 10
+    assert [len(c.source) for c in clients[:5]] == [20] * 5
+    assert [len(c.target) for c in clients[5:]] == [16] * 5
+    assert len(E._allocate({"p": 1.0}, 100, 80)) == 2
+    with pytest.raises(ValueError, match="'2\\+2'"):
+        E._allocate({"clients": "two", "p": 1.0}, 100, 80)
