@@ -132,3 +132,16 @@ def test_verdicts_from_tables(tmp_path):
     assert out["Fig. 5 gap > 20 pp"]["verdict"] == "fail"
     with pytest.raises(FileNotFoundError, match="render it"):
         C.verdicts_from_tables(tmp_path / "missing")
+
+
+def test_check_claims_maps_none_to_inconclusive():
+    from repro.core.compare import check_claims
+    from repro.core.experiment import Claim, Experiment
+
+    exp = Experiment(name="fedmm.fake", title="t", paper="p", cells=lambda s: [],
+                     run_cell=lambda c, ctx: None,
+                     claims=(Claim("a", "s", lambda recs: (None, "within noise")),
+                             Claim("b", "s", lambda recs: (True, "x")),
+                             Claim("c", "s", lambda recs: (False, "y"))))
+    rows = check_claims({"fedmm.fake": exp}, {"fedmm.fake": ("reduced", [_rec(0)])})
+    assert [r["verdict"] for r in rows] == ["inconclusive", "pass", "fail"]
