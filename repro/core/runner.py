@@ -254,7 +254,8 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
         return RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
                          status=STATUS_NOT_RUN,
                          reason=f"being computed by another process (pid {holder['pid']} on "
-                                f"{holder['host']}); rerun after it ends"), BUSY
+                                f"{holder['host']}); rerun after it ends (if that process is "
+                                f"gone and on another host, delete {lock})"), BUSY
     try:
         done = None if force else load_record(record_path(out, exp.name, cell.key))
         if done is not None and done.ok:

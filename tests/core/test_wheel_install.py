@@ -93,10 +93,14 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
                   work, env)
     assert "projections.box" in theory.stdout + theory.stderr
 
+    bench = _run([str(py), "-m", "repro.bench", "--quick", "--only", "core.projections"],
+                 work, env)
+    assert str(work / "figures" / "bench.md") in bench.stdout
+
     records = list((work / "results" / "constrfl.table4").glob("*.json"))
     assert len(records) == 12
     for name in ("comparison.md", "comparison.csv", "claims.md", "REPORT.md", "theory.md",
-                 "theory.json"):
+                 "theory.json", "bench.md"):
         assert (work / "figures" / name).is_file(), name
     assert sorted(p.name for p in work.iterdir()) == ["figures", "results"]
     after = _tree(site)
