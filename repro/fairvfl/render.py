@@ -91,7 +91,7 @@ def render_conf_fig1(records, out: Path, scale: str) -> list[Path]:
         if base:
             ax.axhline(100 * np.mean(base), ls="--", color="gray", label="FedBCD AC")
         ax.set_xticks(x, [f"{e:g}" for e in eps])
-        ax.set(xlabel="ε", ylabel="%", title=_NAMES[d])
+        ax.set(xlabel=r"$\varepsilon$", ylabel="% (mean ± std over runs)", title=_NAMES[d])
         ax.legend()
     fig.suptitle(f"[C] Fig. 1 reproduced ({scale}): effect of ε")
     return save_figure(fig, out, "fairvfl_conf_fig1")
@@ -112,9 +112,9 @@ def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
             c = r.curves
             ax.plot(np.asarray(c["t"]) + 1, c["loss"], ls=styles.get(r.config["eps"], "-"),
                     color=f"C{[1, 4, 7].index(r.config['Q'])}",
-                    label=f"Q={r.config['Q']}, ε={r.config['eps']:g}")
+                    label=rf"$Q = {r.config['Q']}$, $\varepsilon = {r.config['eps']:g}$")
         ax.set_xscale("log")
-        ax.set(xlabel="communication round t + 1 (log)", ylabel="training loss L(θ)",
+        ax.set(xlabel=r"communication round $t + 1$ (log)", ylabel=r"training loss $L(\theta)$",
                title=_NAMES[d])
         ax.legend(fontsize=6)
     fig.suptitle(f"[C] Fig. 2 reproduced ({scale})")
@@ -134,8 +134,9 @@ def render_journal_fig(records, out: Path, scale: str, stem: str) -> list[Path]:
             axes[1, j].plot(t[1:], np.abs(r.curves["D"])[1:], color=f"C{i}", label=label)
             if r.config["eps"]:
                 axes[1, j].axhline(r.config["eps"], color=f"C{i}", ls=":", lw=0.8)
-        axes[0, j].set(xlabel="round t", ylabel="L(θ) (train)", title=_NAMES[d])
-        axes[1, j].set(xlabel="round t", ylabel="DEO(θ) (train)", title=_NAMES[d])
+        axes[0, j].set(xlabel=r"round $t$", ylabel=r"$L(\theta^t)$ (train)", title=_NAMES[d])
+        axes[1, j].set(xlabel=r"round $t$", ylabel=r"DEO$(\theta^t) = |D(\theta^t)|$ (train)",
+                       title=_NAMES[d])
         axes[1, j].set_yscale("log")
         axes[1, j].set_ylim(bottom=1e-4)
         for ax in axes[:, j]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from repro.core.experiment import CellResult, Claim, Experiment, Reproduced, RunContext
 from repro.core.metrics import lorenz_curve
-from repro.core.plotting import figure, save_figure
+from repro.core.plotting import figure, plot_mean_band, save_figure
 from repro.core.records import RunRecord
 from repro.core.registry import register
 from repro.core.report import Table, paper_values, write_table
@@ -105,15 +105,19 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
                                  for k in METRICS), len(recs))
     paths = write_table(table, out, "relfair_table1")
     fig, ax = figure()
+    n_seeds = 0
     for i, m in enumerate(METHODS):
         recs = groups.get(("MNIST", m), [])
         if recs and "val_acc" in recs[0].curves:
-            acc = np.mean([r.curves["val_acc"] for r in recs], axis=0)
+            runs = np.array([r.curves["val_acc"] for r in recs])
             every = recs[0].config["eval_every"]
-            ax.plot(every * np.arange(1, len(acc) + 1), acc, color=f"C{i}", label=m)
+            plot_mean_band(ax, every * np.arange(1, runs.shape[1] + 1), runs, color=f"C{i}",
+                           label=m)
+            n_seeds = max(n_seeds, len(recs))
     ax.set_xlabel("round")
     ax.set_ylabel("mean client validation accuracy")
-    ax.set_title(f"MNIST learning curves ({scale})")
+    ax.set_title(f"MNIST learning curves ({scale}): mean over {n_seeds} seed"
+                 + ("s, band ±1 std" if n_seeds > 1 else ""))
     ax.legend(fontsize=7)
     return paths + save_figure(fig, out, "relfair_table1_curves")
 
@@ -262,8 +266,8 @@ def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
             ax.plot(x, y, color=f"C{i}", label=f"{m} (Gini {groups[(m,)][0].metrics['gini']:.3f})")
     ax.plot([0, 1], [0, 0.5], color="gray", ls=":", label="equality")
     ax.set_xlabel("cumulative share of clients")
-    ax.set_ylabel("transformed Lorenz curve l(x) - x/2")
-    ax.set_title(f"Fig. 4: MNIST client losses ({scale})")
+    ax.set_ylabel(r"transformed Lorenz curve $l(x) - x/2$")
+    ax.set_title(f"Fig. 4: MNIST client losses ({scale}, seed 0)")
     ax.legend(fontsize=7)
     return save_figure(fig, out, "relfair_fig4")
 
@@ -386,11 +390,11 @@ def fig2_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
                               ("-", "--", "--"), strict=True):
         xy = simplex_plane_coords(hexagon_vertices(phi))
         xy = np.vstack([xy, xy[:1]])
-        ax.plot(xy[:, 0], xy[:, 1], color=color, ls=ls, label=f"phi = {phi}")
+        ax.plot(xy[:, 0], xy[:, 1], color=color, ls=ls, label=rf"$\phi = {phi}$")
     ax.set_aspect("equal")
-    ax.set_xlabel("coordinate 1 in the plane sum(lambda) = 1")
+    ax.set_xlabel(r"coordinate 1 in the plane $\lambda_1 + \lambda_2 + \lambda_3 = 1$")
     ax.set_ylabel("coordinate 2")
-    ax.set_title("Fig. 2: Lambda_phi(Delta_0.5^2, Delta_0.5^2)")
+    ax.set_title(r"Fig. 2: $\Lambda_\phi(\Delta_{0.5}^2, \Delta_{0.5}^2)$")
     ax.legend(fontsize=7)
     return save_figure(fig, out, "relfair_fig2")
 
@@ -466,8 +470,8 @@ def fig3_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
             label="spec §4.3 reference (grid)")
     ax.plot(PHIS, [m[f"R_continuous_phi{p}"] for p in PHIS], marker="s", ls="--",
             label="continuous optimum (SLSQP)")
-    ax.set_xlabel("phi")
-    ax.set_ylabel("R(theta*_phi) = max f / min f")
+    ax.set_xlabel(r"$\phi$")
+    ax.set_ylabel(r"$R(\theta^*_\phi) = \max_j f_j / \min_j f_j$")
     ax.set_title(f"Fig. 3: Penguins ({scale} grid)")
     ax.legend()
     table = Table(f"relfair.fig3: Penguins grid solutions ({scale})",
