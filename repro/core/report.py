@@ -100,12 +100,13 @@ def smoke_banner(rows: Sequence[dict]) -> str:
     if not smoke:
         return ""
     every = len(smoke) == len({r["experiment"] for r in judged})
-    which = ("every experiment" if every else
+    which = ("every experiment judged here" if every else
              f"{len(smoke)} experiment{'s' if len(smoke) > 1 else ''} ({', '.join(smoke)})")
-    return (f"**SMOKE SCALE: these verdicts are not the reproduction.** The records of {which} "
-            "are smoke runs (seconds-long versions with fewer rounds and seeds, subsampled "
-            "data) that test the pipeline; only `paper`-scale records (or `reduced`, where "
-            "an experiment declares it) reproduce the papers: `make paper-figures`.")
+    return (f"**SMOKE SCALE: these verdicts are not the reproduction.** The verdicts of {which} "
+            "come from smoke runs (seconds-long versions with fewer rounds and seeds, "
+            "subsampled data) that test the pipeline; only `paper`-scale records (or "
+            "`reduced`, where an experiment declares it) reproduce the papers: "
+            "`make paper-figures`.")
 
 
 @dataclass(frozen=True)

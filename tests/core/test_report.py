@@ -126,7 +126,7 @@ def test_smoke_verdicts_carry_a_banner_in_comparison_and_report(tmp_path):
     smoke = [row("constrfl.table1", "smoke")]
     banner = smoke_banner(smoke)
     assert banner.startswith("**SMOKE SCALE: these verdicts are not the reproduction.**")
-    assert "every experiment" in banner
+    assert "every experiment judged here" in banner
     md = write_comparison(smoke, tmp_path)[0].read_text()
     assert md.splitlines()[2] == banner  # right under the title
     assert "SMOKE" not in write_comparison(paper, tmp_path / "p")[0].read_text()
