@@ -46,8 +46,9 @@ class _BlockSolver:
     """Solves ``min P(u) + <lin, u> + (rho/2)||u - ctr||^2`` for every party of one block."""
 
     def __init__(self, merit: Merit, rho: float, method: str, backend: str,
-                 cache: FactorCache | None = None):
+                 cache: FactorCache | None = None, hessian_reuse: bool = False):
         self.merit, self.rho, self.method, self.backend = merit, rho, method, backend
+        self.hessian_reuse = hessian_reuse
         if method == "exact":
             fast = backend == "vectorized"
             if fast and cache is not None:      # Q and its factors: once per Algorithm-1 run
@@ -57,7 +58,9 @@ class _BlockSolver:
             self.exact = ExactQuadratic(Q, merit.quadratic_linear(), rho, factorize=fast,
                                         factors=factors)
 
-    def __call__(self, U0, lin, ctr, tol):
+    def __call__(self, U0, lin, ctr, tol, cache: dict | None = None):
+        """``cache`` (vectorized Newton only): ``{"at": U, "merit": (P(U), grad P(U))}`` of
+        this block, reused when ``U0`` is that ``U`` and refreshed with the output."""
         if self.method == "exact":
             U = self.exact.solve(lin, np.broadcast_to(ctr, U0.shape))
             res = self.exact.residual(U, lin, np.broadcast_to(ctr, U0.shape))
@@ -73,7 +76,17 @@ class _BlockSolver:
             U = np.concatenate([o[0] for o in outs])
             return (U, np.concatenate([o[1].residual for o in outs]),
                     np.concatenate([o[1].iterations for o in outs]))
-        U, info = solve(self.method, self.merit, U0, lin, self.rho, ctr, tol)
+        start = None
+        if cache is not None and cache.get("at") is U0:
+            start = cache["merit"]
+        hess = (cache.setdefault("hess", {}) if cache is not None and self.hessian_reuse
+                else None)
+        U, info = solve(self.method, self.merit, U0, lin, self.rho, ctr, tol, start, hess)
+        if cache is not None:
+            cache.pop("at", None)
+            cache.pop("merit", None)
+            if info.merit_at is not None:
+                cache.update(at=U, merit=info.merit_at)
         return U, info.residual, info.iterations
 
 
@@ -87,9 +100,11 @@ class ClientSide:
                  factor_cache: FactorCache | None = None):
         self.merits, self.rho, self.config = merits, rho, config
         self.solvers = [_BlockSolver(m, rho, choose_method(m.block, config.solver), backend,
-                                     factor_cache) for m in merits]
+                                     factor_cache, config.hessian_reuse) for m in merits]
         self.U: list[np.ndarray] = []
         self.Lam: list[np.ndarray] = []
+        # per block: P and grad P at the current u_i (P is fixed within this Algorithm-2 call)
+        self._merit_cache: list[dict] = [{} for _ in merits]
         self.solver_iterations = 0
         self.max_residual_ratio = 0.0
 
@@ -101,9 +116,14 @@ class ClientSide:
         """Line 1: ``u_i^0 = w~0``, ``lambda_i^0 = -grad P_i(w~0)``; upload u~_i^0."""
         ups, j = [], 0
         self.U, self.Lam = [], []
-        for m in self.merits:
+        self._merit_cache = [{} for _ in self.merits]
+        for m, cache in zip(self.merits, self._merit_cache, strict=True):
             W = np.broadcast_to(w0, (m.block.size, w0.size)).copy()
-            lam = -m.grad(W)
+            if hasattr(m.block, "loss_parts"):       # value and gradient from one pass
+                cache.update(at=W, merit=m.value_grad(W))
+                lam = -cache["merit"][1]
+            else:
+                lam = -m.grad(W)
             self.U.append(W)
             self.Lam.append(lam)
             for ut in W + lam / self.rho:
@@ -119,7 +139,7 @@ class ClientSide:
         ups, j = [], 0
         for b, (m, solver) in enumerate(zip(self.merits, self.solvers, strict=True)):
             U_old, lam_old = self.U[b], self.Lam[b]
-            U_new, res, its = solver(U_old, lam_old, w, tol)
+            U_new, res, its = solver(U_old, lam_old, w, tol, self._merit_cache[b])
             self.solver_iterations += int(np.sum(its))
             if eps > 0:   # q^t underflows to 0 after ~7,000 rounds (q = 0.9, eps_floor = 0)
                 self.max_residual_ratio = max(self.max_residual_ratio, float(np.max(res)) / eps)

@@ -39,7 +39,8 @@ def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") 
     """``solver``: the batched clipped Newton (all clients of a round together, default) or
     ``"lbfgsb"``, the per-client L-BFGS-B oracle (spec §2.4; bench and tests compare them)."""
     return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
-                        cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12)
+                        cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
+                        hessian_reuse=solver != "lbfgsb")
 
 
 @lru_cache(maxsize=8)

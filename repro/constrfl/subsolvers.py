@@ -50,11 +50,14 @@ class NewtonBreakdown(np.linalg.LinAlgError):
 
 @dataclass(frozen=True)
 class SolveInfo:
-    """Per party: achieved ``||grad phi||_inf``, iterations, whether the criterion holds."""
+    """Per party: achieved ``||grad phi||_inf``, iterations, whether the criterion holds;
+    Newton also returns ``P(U)`` and ``grad P(U)`` at its output (``merit_at``), which the next
+    ADMM round's warm start reuses (P does not change within one Algorithm-2 call)."""
 
     residual: np.ndarray
     iterations: np.ndarray
     success: np.ndarray
+    merit_at: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _phi_grad(merit: Merit, U, lin, rho, ctr):
@@ -142,31 +145,54 @@ class FactorCache:
         return self._store[key]
 
 
-def _phi_value_grad(merit, U, lin, rho, ctr):
-    """``(phi(U), grad phi(U))`` of the subproblem from one :meth:`Merit.value_grad`."""
-    v, g = merit.value_grad(U) if hasattr(merit, "value_grad") else (merit.value(U),
+def _merit_value_grad(merit, U):
+    return merit.value_grad(U) if hasattr(merit, "value_grad") else (merit.value(U),
                                                                       merit.grad(U))
+
+
+def _phi_from_merit(v, g, U, lin, rho, ctr):
+    """``(phi(U), grad phi(U))`` from ``(P(U), grad P(U))``: the linear and proximal terms."""
     du = U - ctr
     return (v + np.sum(lin * U, axis=1) + 0.5 * rho * np.sum(du * du, axis=1),
             g + lin + rho * du)
 
 
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
-                 clip: float | None = None) -> tuple[np.ndarray, SolveInfo]:
+                 clip: float | None = None,
+                 merit_at_start: tuple[np.ndarray, np.ndarray] | None = None,
+                 hess_cache: dict | None = None) -> tuple[np.ndarray, SolveInfo]:
     """Batched damped Newton; each party stops as soon as ``||grad phi||_inf <= tol``.
 
     One Newton iteration of the parties still running is one generalized Hessian, one solve
     of the (b, d, d) systems and Armijo backtracking whose trial points are evaluated with
     value AND gradient in one pass over the rows (an accepted trial's gradient is the next
     iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
-    eigenvalues (nonconvex phi, fairness), spec §2.4.
+    eigenvalues (nonconvex phi, fairness), spec §2.4. ``merit_at_start`` = ``(P(U0),
+    grad P(U0))`` when the caller has them (the previous round's output), else computed.
+
+    ``hess_cache`` (a dict kept by the caller across the rounds of one Algorithm-2 call, where
+    P is fixed and the iterates move little): the parties' last Hessians of phi (rho and the
+    clip included). A party steps with its cached matrix while that step is a full Armijo
+    step that cuts ``||grad phi||_inf`` at least 4-fold (or meets the tolerance); otherwise its
+    Hessian is recomputed for its next step. Every step is a descent step on phi with a
+    positive-definite matrix and the stopping rule is the same, so only the work changes
+    (a Hessian costs d/2 passes over the rows, a cached step none).
     """
     U = np.array(U0, dtype=float, copy=True)
     b, d = U.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (b,))
     iters = np.zeros(b, dtype=int)
-    fval, g = _phi_value_grad(merit, U, lin, rho, ctr)
+    vP, gP = (_merit_value_grad(merit, U) if merit_at_start is None
+              else (np.array(merit_at_start[0], dtype=float),
+                    np.array(merit_at_start[1], dtype=float)))
+    fval, g = _phi_from_merit(vP, gP, U, lin, rho, ctr)
     res = np.max(np.abs(g), axis=1)
+    Hc = hess_cache.get("H") if hess_cache is not None else None
+    usable = np.zeros(b, dtype=bool)
+    if Hc is not None and Hc.shape == (b, d, d):
+        usable[:] = hess_cache["usable"]
+    else:
+        Hc = np.zeros((b, d, d))
     sub_key, sub = None, merit
     for _ in range(max_iter):
         todo = res > tol
@@ -177,11 +203,15 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             sub_key, sub = idx, _restrict(merit, idx)       # copy rows once per active set
             li, ci = _rows(lin, idx), _rows(ctr, idx)
         Ui, gi, f0 = U[idx], g[idx], fval[idx]
-        Hs = sub.hess(Ui)
-        Hs[:, np.arange(d), np.arange(d)] += rho
-        if clip is not None:
-            ev, vec = np.linalg.eigh(Hs)
-            Hs = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
+        fresh = np.flatnonzero(~usable[idx])                # positions within idx
+        if len(fresh):
+            Hf = _restrict(sub, fresh).hess(Ui[fresh])
+            Hf[:, np.arange(d), np.arange(d)] += rho
+            if clip is not None:
+                ev, vec = np.linalg.eigh(Hf)
+                Hf = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
+            Hc[idx[fresh]] = Hf
+        Hs = Hc[idx]
         try:
             step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
@@ -189,7 +219,8 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
         trial = Ui + step
-        ft, gt = _phi_value_grad(sub, trial, li, rho, ci)
+        vt, gtP = _merit_value_grad(sub, trial)
+        ft, gt = _phi_from_merit(vt, gtP, trial, li, rho, ci)
         for _ in range(60):
             bad = ft > f0 + 1e-4 * t * slope
             # Below round-off level the Armijo test cannot decide; accept the full step there.
@@ -199,13 +230,19 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             t = np.where(bad, 0.5 * t, t)
             jb = np.flatnonzero(bad)
             trial[jb] = Ui[jb] + t[jb, None] * step[jb]
-            fb, gb = _phi_value_grad(_restrict(sub, jb), trial[jb], _rows(li, jb), rho,
-                                     _rows(ci, jb))
-            ft[jb], gt[jb] = fb, gb
-        U[idx], fval[idx], g[idx] = trial, ft, gt
+            vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
+            vt[jb], gtP[jb] = vb, gbP
+            ft[jb], gt[jb] = _phi_from_merit(vb, gbP, trial[jb], _rows(li, jb), rho,
+                                             _rows(ci, jb))
+        U[idx], fval[idx], g[idx], vP[idx], gP[idx] = trial, ft, gt, vt, gtP
         iters[idx] += 1
-        res[idx] = np.max(np.abs(gt), axis=1)
-    return U, SolveInfo(res, iters, res <= tol)
+        new_res = np.max(np.abs(gt), axis=1)
+        # keep a matrix for the next step only where it just gave a full step and a 4-fold cut
+        usable[idx] = (t == 1.0) & ((new_res <= 0.25 * res[idx]) | (new_res <= tol[idx]))
+        res[idx] = new_res
+    if hess_cache is not None:
+        hess_cache.update(H=Hc, usable=usable)
+    return U, SolveInfo(res, iters, res <= tol, (vP, gP))
 
 
 def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
@@ -246,11 +283,16 @@ def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
     return U, SolveInfo(res, iters, res <= tol)
 
 
-def solve(method: str, merit: Merit, U0, lin, rho, ctr, tol):
+def solve(method: str, merit: Merit, U0, lin, rho, ctr, tol, merit_at_start=None,
+          hess_cache=None):
+    """``merit_at_start``, ``hess_cache``: warm-start data of the Newton methods (see
+    :func:`newton_solve`; ignored by L-BFGS-B, the oracle, which evaluates everything)."""
     if method == "newton":
-        return newton_solve(merit, U0, lin, rho, ctr, tol)
+        return newton_solve(merit, U0, lin, rho, ctr, tol, merit_at_start=merit_at_start,
+                            hess_cache=hess_cache)
     if method == "newton_clip":
-        return newton_solve(merit, U0, lin, rho, ctr, tol, clip=1e-8)
+        return newton_solve(merit, U0, lin, rho, ctr, tol, clip=1e-8,
+                            merit_at_start=merit_at_start, hess_cache=hess_cache)
     if method == "lbfgsb":
         U, info = lbfgsb_solve(merit, U0, lin, rho, ctr, tol)
         if not info.success.all():

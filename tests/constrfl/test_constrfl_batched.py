@@ -93,12 +93,13 @@ def test_batched_round_equals_the_lbfgsb_oracle_on_every_round_to_the_stopping_t
     assert planted >= 3
 
 
+@pytest.mark.parametrize("reuse", [False, True])
 @pytest.mark.parametrize("kind", ["np", "fairness"])
-def test_algorithm1_batched_and_oracle_runs_agree_with_tight_inner_tolerances(kind):
+def test_algorithm1_batched_and_oracle_runs_agree_with_tight_inner_tolerances(kind, reuse):
     problem, cfg, method, *_ = _instance(kind)
     cfg = cfg.replace(k_max=3, t_max=40, solver_tol_factor=1e-6, solver_tol_floor=1e-13)
     w0 = np.ones(problem.d) / np.sqrt(problem.d)
-    fast = FedProxAL(problem, cfg.replace(solver=method), w0).run()
+    fast = FedProxAL(problem, cfg.replace(solver=method, hessian_reuse=reuse), w0).run()
     slow = FedProxAL(problem, cfg.replace(solver="lbfgsb"), w0, backend="loop").run()
     assert fast.admm_rounds == slow.admm_rounds
     # one round's solves differ by at most 2 sqrt(d) tol / rho (tol <= 1e-6, rho >= 0.5);
@@ -133,3 +134,27 @@ def test_one_pass_logistic_kernel_equals_the_oracle_kernels():
     H_ref = H + 2.0 * np.matmul(J.transpose(0, 2, 1) * active[:, None, :], J)
     H_ref[:, np.arange(blk.d), np.arange(blk.d)] += 0.125
     np.testing.assert_allclose(merit.hess(W), H_ref, rtol=1e-11, atol=1e-12)
+
+
+def test_hessian_reuse_keeps_the_stopping_rule_and_saves_hessians():
+    """Across the rounds of one Algorithm-2 call the cached Hessians are reused: fewer
+    Hessians, every round's client residual still within eps_{t+1}."""
+    problem, cfg, method, server_m, client_ms, center = _instance("fairness")
+    counts = {}
+    for reuse in (False, True):
+        c = cfg.replace(solver=method, hessian_reuse=reuse, t_max=8)
+        cl = ClientSide(client_ms, c.rho, c, "vectorized")
+        calls = {"hess": 0}
+        orig = cl.merits[0].hess
+
+        def hess(W, orig=orig, calls=calls):
+            calls["hess"] += len(W)
+            return orig(W)
+
+        object.__setattr__(cl.merits[0], "hess", hess)
+        sv = ServerSide(server_m, c.rho, cl.n, c, "vectorized")
+        admm = InexactADMM(sv, cl, 1e-300, center, q=c.q, t_max=8)
+        admm.run()
+        assert cl.max_residual_ratio <= 1.0          # ||grad phi||_inf <= eps_{t+1} always
+        counts[reuse] = calls["hess"]
+    assert counts[True] < counts[False]
