@@ -42,10 +42,15 @@ class RunContext:
     the cell seed and the key, so adding a new stream never changes an existing one.
     """
 
-    def __init__(self, experiment: str, config: Mapping[str, Any], seed: int) -> None:
+    def __init__(self, experiment: str, config: Mapping[str, Any], seed: int, *,
+                 code: str = "", results: Path | None = None) -> None:
         self.experiment = experiment
         self.config = dict(config)
         self.seed = seed
+        # the run's code identity and results folder, for cell-side state such as a resumable
+        # checkpoint (which must never be resumed by other code); not part of the randomness
+        self.code = code
+        self.results = results
         self.seed_sequence = np.random.SeedSequence(seed)
         self.curves: dict[str, list[float]] = defaultdict(list)
 

@@ -266,7 +266,7 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
 
 
 def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) -> RunRecord:
-    ctx = RunContext(exp.name, cell.config, cell.seed)
+    ctx = RunContext(exp.name, cell.config, cell.seed, code=cell.code, results=Path(out))
     rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
                     versions=versions(), data=data_sha256(exp), code=cell.code,
                     commit=cell.commit)

@@ -177,7 +177,8 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
                    config["eval_every"], config["preset"], backend=config["backend"])
     state = train(problem, net, "mnist", spec, theta0,
                   lambda th: problem.accuracy(th, xsub, ysub), ctx,
-                  checkpoint_path(ctx.experiment, ctx.seed), code_client=code_client)
+                  checkpoint_path(ctx.experiment, ctx.seed, ctx.code, ctx.results),
+                  code_client=code_client)
     metrics = summary_metrics(ctx.curves["round"], ctx.curves["acc"])
     metrics["test_acc_full"] = problem.accuracy(state.theta0, xe, ye)
     metrics["test_acc_full_code_client"] = problem.accuracy(state.local[code_client], xe, ye)
@@ -246,16 +247,16 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
     records = _seed_mean(records)
     settings = sorted({_setting(r) for r in records},
                       key=lambda c: sum(int(x) for x in c.split("+")))
-    fig, axes = figure(len(settings), 3, figsize=(13, 3.6 * len(settings)), squeeze=False)
-    for k, (row, setting) in enumerate(zip(axes, settings, strict=True)):
+    fig, axes = figure(len(settings), 3, figsize=(13, 3.6 + 4.4 * (len(settings) - 1)),
+                       squeeze=False, gridspec_kw={"hspace": 0.45})
+    for row, setting in zip(axes, settings, strict=True):
         recs = [r for r in records if _setting(r) == setting]
         for ax, da in zip(row, DA_METHODS, strict=True):
             for r in _by(recs, da=da):
                 ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
             if max((max(r.curves["round"]) for r in _by(recs, da=da)), default=0) > 200:
                 ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
-            if k == len(settings) - 1:  # an x label per row would run into the next titles
-                ax.set_xlabel("communication round")
+            ax.set_xlabel("communication round")
             ax.set_ylabel("MNIST-M test accuracy (%)")
             ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
             if len(_by(recs, da=da)) > 1:

@@ -103,10 +103,14 @@ class RunSpec:
         check_range("checkpoint_every", self.checkpoint_every, low=1)
 
 
-def checkpoint_path(experiment: str, seed: int) -> Path:
+def checkpoint_path(experiment: str, seed: int, code: str = "",
+                    results: Path | None = None) -> Path:
+    """Where a cell's checkpoint lives: under the run's results folder, named by the cell's seed
+    and the code's identity, so that code edited since is never resumed from it."""
     from repro.core.paths import results_dir
 
-    return results_dir() / "checkpoints" / experiment / f"{seed:016x}.pt"
+    name = f"{seed:016x}" + (f"-{code[:16]}" if code else "")
+    return results_dir(results) / "checkpoints" / experiment / f"{name}.pt"
 
 
 def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torch.Tensor,

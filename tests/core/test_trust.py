@@ -339,3 +339,14 @@ def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monke
     assert main(["run", "constrfl.table4", "--scale", "smoke", "--no-progress"]) == 0
     assert "12 stale" in capsys.readouterr().out
     assert all(r.stale_note == "" for r in collect(registry.get("constrfl.table4"), "smoke"))
+
+
+def test_a_checkpoint_is_never_resumed_by_other_code(tmp_path):
+    """fedmm resumes a killed run from its checkpoint: named by code identity and kept under
+    the run's own results folder (``--results``), so an edit never resumes old code's state."""
+    from repro.fedmm.training import checkpoint_path
+
+    old = checkpoint_path("fedmm.fig2", 5, "a" * 64, tmp_path / "res")
+    new = checkpoint_path("fedmm.fig2", 5, "b" * 64, tmp_path / "res")
+    assert old != new and old.parent == new.parent == tmp_path / "res" / "checkpoints" / \
+        "fedmm.fig2"
