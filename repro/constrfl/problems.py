@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.constrfl.blocks import LogisticBlock, QuadraticBlock
+from repro.core.validation import check_labels, check_range, check_vector
 
 __all__ = ["Problem", "fairness", "lcqp_paper", "lcqp_reference", "neyman_pearson",
            "np_small", "qp_ball", "unit_sphere_w0"]
@@ -116,6 +117,9 @@ def neyman_pearson(X0: np.ndarray, X1: np.ndarray, r: float = 0.2) -> Problem:
     """(30)-(31): client i minimises its class-0 mean loss / n subject to its class-1 mean loss
     ``<= r``. ``X0``: (n, m0, d) class-0 rows, ``X1``: (n, m1, d) class-1 rows; no global
     constraint."""
+    X0, X1 = _client_rows("X0", X0), _client_rows("X1", X1)
+    _same_layout("X1", X1, "X0", X0)
+    check_range("r", r)
     n, m0, d = X0.shape
     m1 = X1.shape[1]
     X = np.concatenate([X0, X1], axis=1)
@@ -124,6 +128,24 @@ def neyman_pearson(X0: np.ndarray, X1: np.ndarray, r: float = 0.2) -> Problem:
     Gw = np.concatenate([np.zeros((n, 1, m0)), np.full((n, 1, m1), 1.0 / m1)], axis=2)
     clients = LogisticBlock(d, X, y, fw, Gw, np.full((n, 1), r))
     return Problem(_null_server(d), (clients,))
+
+
+def _client_rows(name: str, X) -> np.ndarray:
+    """``X`` as a (clients, rows, features) array, or a ValueError naming it."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 3:
+        raise ValueError(f"{name} must be three-dimensional (clients, rows, features), got "
+                         f"shape {X.shape}")
+    return X
+
+
+def _same_layout(name: str, X, ref_name: str, ref) -> None:
+    if X.shape[0] != ref.shape[0]:
+        raise ValueError(f"{name} must hold one block per client of {ref_name} "
+                         f"({ref.shape[0]}), got {X.shape[0]}")
+    if X.shape[2] != ref.shape[2]:
+        raise ValueError(f"{name} must have {ref.shape[2]} features (as {ref_name}), got "
+                         f"{X.shape[2]}")
 
 
 def _disparity_weights(sex: np.ndarray) -> np.ndarray:
@@ -137,8 +159,22 @@ def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
              r: float = 0.1) -> Problem:
     """(32): client i minimises ``(1/N_tot) sum_j phi`` over its rows subject to
     ``|L_{i,0} - L_{i,1}| <= r`` (two constraints); the server has the same constraint on its
-    rows and no objective. The sensitive attribute is the LAST feature column (spec §4.2)."""
+    rows and no objective. The sensitive attribute is the LAST feature column (spec §4.2).
+    Labels ``yc`` (n, M) and ``ys`` are in {0, 1}, as is the sensitive column."""
+    Xc, Xs = _client_rows("Xc", Xc), np.asarray(Xs)
     n, M, d = Xc.shape
+    if Xs.ndim != 2 or Xs.shape[1] != d:
+        raise ValueError(f"Xs must have {d} features (as Xc), got "
+                         + (f"{Xs.shape[1]}" if Xs.ndim == 2 else f"shape {Xs.shape}"))
+    yc, ys = np.asarray(yc), check_vector("ys", ys, length=len(Xs), length_of="Xs")
+    if yc.shape != (n, M):
+        raise ValueError(f"yc must have shape {(n, M)} (one label per row of Xc), got "
+                         f"{yc.shape}")
+    for name, v in (("yc", yc), ("ys", ys), ("Xc[..., -1] (the sensitive attribute)",
+                                                Xc[..., -1]),
+                    ("Xs[:, -1] (the sensitive attribute)", Xs[:, -1])):
+        check_labels(name, v, (0, 1), shown="labels in {0, 1}")
+    check_range("r", r)
     clients = LogisticBlock(d, Xc, yc.astype(float), np.full((n, M), 1.0 / (n * M)),
                             _disparity_weights(Xc[..., -1]), np.full((n, 2), r))
     server = LogisticBlock(d, Xs[None], ys[None].astype(float), np.zeros((1, len(ys))),
