@@ -117,21 +117,27 @@ def _pid_alive(pid: int) -> bool:
 
 def _lock_holder(lock: Path) -> dict | None:
     """The live holder of ``lock`` as ``{"pid", "host"}``, or None when it is free or stale
-    (a dead process on this host, or an unreadable lock)."""
+    (a dead process on this host, or an unreadable lock older than a minute)."""
     try:
         holder = json.loads(lock.read_text())
         pid, host = int(holder["pid"]), str(holder["host"])
     except FileNotFoundError:
         return None
     except (ValueError, KeyError, TypeError):
-        return None  # torn lock (killed while writing it): stale
+        # just created and not yet written by its holder, or torn by a kill while writing
+        try:
+            young = time.time() - lock.stat().st_mtime < 60
+        except FileNotFoundError:
+            return None
+        return {"pid": "?", "host": "?"} if young else None
     if host == socket.gethostname() and not _pid_alive(pid):
         return None
     return holder
 
 
 def claim(lock: Path) -> dict | None:
-    """Take the exclusive lock of a cell; None when taken, else the live holder.
+    """Take the exclusive lock of a cell: None when this process now holds it, else the live
+    holder.
 
     Created with ``O_EXCL`` so that of two processes exactly one wins; a stale lock (a dead
     process on this host) is replaced atomically and the claim retried."""

@@ -350,3 +350,20 @@ def test_a_checkpoint_is_never_resumed_by_other_code(tmp_path):
     new = checkpoint_path("fedmm.fig2", 5, "b" * 64, tmp_path / "res")
     assert old != new and old.parent == new.parent == tmp_path / "res" / "checkpoints" / \
         "fedmm.fig2"
+
+
+def test_an_unwritten_lock_is_busy_while_young_and_stale_when_old(isolated, plugins):
+    from repro.core.runner import claim, lock_path
+
+    exp = plugins["test.sweep"]
+    lock = lock_path(isolated / "results", exp.name, plan(exp, "smoke")[0].key)
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")  # its creator has not written its pid yet
+    assert claim(lock) == {"pid": "?", "host": "?"}
+    s = run_experiment(exp, "smoke", progress=False)
+    assert (s.computed, s.busy) == (7, 1)
+    assert "being computed by another process" in s.records[0].reason
+    old = time.time() - 120
+    os.utime(lock, (old, old))  # torn by a kill long ago
+    s = run_experiment(exp, "smoke", progress=False)
+    assert (s.computed, s.cached, s.busy) == (1, 7, 0) and not lock.exists()
