@@ -106,6 +106,26 @@ def analytic_grads(theta: np.ndarray, data) -> tuple[np.ndarray, np.ndarray]:
     return g_s + reg, g_t + reg
 
 
+def mixed_grads(theta: np.ndarray, x: np.ndarray, ys: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """w[c, 0] grad f_S + w[c, 1] grad f_T of client c's (17,) parameters, in one pass over the
+    stacked source and target rows ``x`` (source first, ``len(ys)`` of them): by linearity of
+    the backprop in its row coefficients this equals the weighted :func:`analytic_grads`
+    (tests/theory compare the two) at half the number of array operations."""
+    n_s = len(ys)
+    n_t = len(x) - n_s
+    Wt = theta[:, :6].reshape(-1, 3, 2).transpose(0, 2, 1)
+    z = np.tanh(x @ Wt + theta[:, None, 6:9])  # (C, n_s + n_t, 3)
+    s = (z[:, :n_s] @ theta[:, 9:12, None])[..., 0] + theta[:, 12:13]
+    d = (z @ theta[:, 13:16, None])[..., 0] + theta[:, 16:17]
+    c_label = np.zeros_like(d)
+    c_label[:, :n_s] = w[:, :1] * (1 / (1 + np.exp(-s)) - ys) / n_s
+    c_dom = np.empty_like(d)
+    c_dom[:, :n_s] = w[:, :1] * NU / (1 + np.exp(d[:, :n_s])) / n_s
+    c_dom[:, n_s:] = -w[:, 1:] * NU / (1 + np.exp(-d[:, n_s:])) / n_t
+    reg = np.concatenate([RHO_W * theta[:, :13], -RHO * theta[:, 13:]], axis=1)
+    return _domain_grads(theta, x, z, c_label, c_dom) + w.sum(1, keepdims=True) * reg
+
+
 class ToyOracle:
     """Player gradients of the two mixed clients (full batch, closed-form gradients)."""
 
@@ -113,10 +133,11 @@ class ToyOracle:
         self.data, self.n_clients = data, 2
         self.w = np.array([[p, 1 - p], [1 - p, p]])
         self.sign = np.concatenate([np.ones(N_OMEGA), -np.ones(N_PSI)])
+        xs, ys, xt, _ = (d.numpy() for d in data)
+        self.x, self.ys = np.concatenate([xs, xt]), ys
 
     def batched(self, theta, t, m):
-        g_s, g_t = analytic_grads(theta.numpy(), self.data)
-        return torch.from_numpy(self.sign * (self.w[:, :1] * g_s + self.w[:, 1:] * g_t))
+        return torch.from_numpy(self.sign * mixed_grads(theta.numpy(), self.x, self.ys, self.w))
 
     def client(self, i, theta_i, t, m):
         return self.batched(theta_i.unsqueeze(0).expand(2, -1), t, m)[i]

@@ -57,3 +57,22 @@ def test_fedmm_t8_sufficient_mu_range_is_astronomical():
         assert abs(row["mu2_low"] - row["mu2_high"]) <= 1e-9 * row["mu2_low"]  # one point
         assert abs(row["l"] * row["B"] - max(row["L12"], row["L22"])) <= 1e-12
         assert row["mu1_min"] > 1e14
+
+
+def test_fedmm_t10_one_pass_oracle_equals_weighted_analytic_gradients():
+    import numpy as np
+    import torch
+
+    from theory.fedmm_toy_dann import ToyOracle, analytic_grads, losses, make_data, mixed_grads
+
+    data = make_data(0)
+    th = np.random.default_rng(3).standard_normal((2, 17))
+    g_s, g_t = analytic_grads(th, data)
+    t = torch.from_numpy(th).requires_grad_(True)
+    f_s, f_t = losses(t, data)
+    auto_s = torch.autograd.grad(f_s.sum(), t)[0].numpy()
+    assert np.abs(g_s - auto_s).max() <= 1e-12
+    for p in (0.5, 0.75, 1.0):
+        o = ToyOracle(data, p)
+        ref = o.w[:, :1] * g_s + o.w[:, 1:] * g_t
+        assert np.abs(mixed_grads(th, o.x, o.ys, o.w) - ref).max() <= 1e-14
