@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Protocol
 
+import numpy as np
 import torch
 
 from repro.core.validation import check_choice, check_range
@@ -217,11 +218,28 @@ class BaselineConfig:
             raise ValueError("blocks must be non-empty, got ()")
 
 
+def as_parameter_vector(theta0) -> Tensor:
+    """``theta0`` as a torch tensor: a torch tensor is used as is; a numpy array (or a list) of
+    real numbers becomes a CPU tensor of the same precision (float32 stays float32, everything
+    else float64). The algorithms' state (:class:`FedState`) and the vectors handed to the
+    player-gradient oracle are torch tensors of that dtype; ``state.theta0.numpy()`` gives the
+    result back as numpy."""
+    if isinstance(theta0, Tensor):
+        return theta0
+    arr = np.asarray(theta0)
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"theta0 must be a real vector (numpy array or torch tensor), got "
+                         f"dtype {arr.dtype}")
+    return torch.from_numpy(np.array(arr, dtype=np.float32 if arr.dtype == np.float32
+                                     else np.float64))
+
+
 class _Federated:
     """Shared round loop: broadcast, local solve, upload, equal-weight average."""
 
-    def __init__(self, blocks: Sequence[Block], theta0: Tensor, n_clients: int,
+    def __init__(self, blocks: Sequence[Block], theta0: Tensor | np.ndarray, n_clients: int,
                  local_solver: LocalSolver) -> None:
+        theta0 = as_parameter_vector(theta0)
         eta, mu, scale = block_vectors(blocks, theta0.dtype, theta0.device)
         if theta0.ndim != 1 or theta0.numel() != eta.numel():
             raise ValueError(f"theta0 must be a vector of length {eta.numel()} (sum of block "
@@ -250,7 +268,9 @@ class FedMM(_Federated):
     (13)-(14) kept on the clients, the eta3-weighted upload (15) and the average (16).
 
     Duals start at zero (paper, "Hyper-parameters"). ``local_solver`` is a :class:`LocalGDA`
-    or, for the theory checks, an exact solver of the local saddle problem.
+    or, for the theory checks, an exact solver of the local saddle problem. ``theta0`` may be
+    a torch tensor or a numpy array (:func:`as_parameter_vector`); the state, and what
+    :meth:`run` returns, hold torch tensors (``state.theta0.numpy()`` for numpy).
     """
 
     def __init__(self, config: FedMMConfig, theta0: Tensor, n_clients: int,

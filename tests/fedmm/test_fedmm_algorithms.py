@@ -200,3 +200,26 @@ def test_config_validation():
         build("FedAdam", _blocks(), torch.zeros(2, dtype=F64), Affine(K2, k2), local_steps=1)
     with pytest.raises(ValueError, match="theta0"):
         FedMM(FedMMConfig(_blocks()), torch.zeros(3, dtype=F64), 2, LocalGDA(Affine(K2, k2), 1))
+
+
+def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
+    """Issue #14 row 11: a numpy theta0 works (float64 kept, float32 kept) and the state holds
+    torch tensors of that dtype; a non-numeric theta0 is a ValueError naming it."""
+    import numpy as np
+
+    from repro.fedmm.algorithms import Block, build
+    from theory.fedmm_problems import QuadOracle, gen_Q
+
+    inst = gen_Q(0, N=2, d1=3, d2=2)
+    blocks = (Block("omega", 3, 0.05, 1.0), Block("psi", 2, 0.05, 1.0))
+    start = np.linspace(-1, 1, 5)
+    a = build("FedMM", blocks, start, QuadOracle(inst), local_steps=3)
+    b = build("FedMM", blocks, torch.from_numpy(start.copy()), QuadOracle(inst), local_steps=3)
+    sa, sb = a.run(4), b.run(4)
+    assert sa.theta0.dtype == torch.float64 and torch.equal(sa.theta0, sb.theta0)
+    assert torch.equal(sa.duals, sb.duals)
+    assert isinstance(sa.theta0.numpy(), np.ndarray)
+    assert build("FedAvgGDA", blocks, start.astype(np.float32), QuadOracle(inst),
+                 local_steps=1).state.theta0.dtype == torch.float32
+    with pytest.raises(ValueError, match="theta0 must be a real vector"):
+        build("FedMM", blocks, np.array(["a"] * 5), QuadOracle(inst), local_steps=1)
