@@ -48,6 +48,7 @@ from theory.result import CheckResult
 __all__ = ["admm_run", "b_constant", "lipschitz_on_ball", "rounds_bound"]
 
 BETA, TAU = 2.0, 1e-8
+T_MAX = 1000  # rounds cap of Lemma 4.2's runs (they stop in <= 250; (74) allows millions)
 ROUND_OFF = 1e-13
 
 
@@ -175,7 +176,7 @@ def check_lemma42(seed: int, size: str) -> CheckResult:
         for variant in ("criterion", "adversarial"):
             adv = np.random.default_rng([seed, int(100 * q), int(10 * rho)]) \
                 if variant == "adversarial" else None
-            run = admm_run(sm, cm, w0, rho, q, TAU, 3000, adv)
+            run = admm_run(sm, cm, w0, rho, q, TAU, T_MAX, adv)
             max_res = max(max_res, run["max_residual_over_eps"])
             lhs = sigma / 2 * (np.sum((run["w"] - w_ref) ** 2, axis=1)
                                + np.sum((run["U"] - w_ref) ** 2, axis=(1, 2)))
@@ -206,9 +207,12 @@ def check_lemma42(seed: int, size: str) -> CheckResult:
                     m74 = min(m74, (T - run["rounds"]) / T)
                 else:
                     m74_Q = min(m74_Q, (T - run["rounds"]) / T)
-            if not run["stopped"]:
-                m74 = -1.0
             rows.append(row)
+            if not run["stopped"]:  # no stop by (23) within T_MAX rounds: fails, stop here
+                m74 = -1.0
+                break
+        if m74 == -1.0:
+            break
     margin = min(m29, m72, m74, m74_Q)
     close = min(rows, key=lambda r: (r["bound74_iterates"] - r["rounds"]) / r["bound74_iterates"])
     loose = close["bound74_iterates"] / close["rounds"]
@@ -267,6 +271,10 @@ def check_inner_total(seed: int, size: str) -> CheckResult:
             k, wk = alg.state.k, alg.state.w.copy()
             sm, (cm,) = alg.merits(wk)
             alg.step()
+            if not alg.state.admm_certified[-1]:
+                # Theorem 4.2: each call stops by (23); one that ran out of rounds fails
+                m83 = -1.0
+                break
             hist = alg.last_admm.history
             mu = [sm.mu[0]] + list(cm.mu)
             ell = merits_for(problem, mu, wk, BETA, 1 / BETA)
@@ -287,6 +295,8 @@ def check_inner_total(seed: int, size: str) -> CheckResult:
             bs.append(b)
             qrs.append(qr)
             per_k.append((alg.state.admm_rounds[-1], T))
+        if not bs:
+            break
         K = alg.state.k
         total = sum(alg.state.admm_rounds)
         b_max, qr_max = max(bs), max(qrs)
@@ -297,6 +307,10 @@ def check_inner_total(seed: int, size: str) -> CheckResult:
                      "sum_T_k_83": float(sum(T for _, T in per_k)),
                      "rounds_and_T_k": per_k, "b_max": b_max, "q_r_max": qr_max})
     margin = min(m83, m84)
+    if not rows:
+        rows.append({"eps": eps_list[0], "K": 1, "total_rounds": cfg.t_max, "rhs84": np.inf,
+                     "sum_T_k_83": np.inf, "rounds_and_T_k": [], "b_max": np.nan,
+                     "q_r_max": np.nan})
     close = min(rows, key=lambda r: (r["rhs84"] - r["total_rounds"]) / r["rhs84"])
     loose = close["rhs84"] / close["total_rounds"]
     return CheckResult(

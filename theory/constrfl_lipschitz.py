@@ -65,9 +65,12 @@ def check(seed: int, size: str) -> CheckResult:
     growth = {R: lhat[2 * R] / lhat[R] for R in RADII if 2 * R in lhat and R >= 4}
     margins += [g - 3 for g in growth.values()]
     margin = min(margins)
+    close = min(rows, key=lambda r: (r["L_bound"] - r["L_hat"]) / r["L_bound"])
     return CheckResult(
         name="constrfl.lemma41_local_lipschitz", claim="0.9 λ_max(R) <= L̂(R) <= L_bound(R); "
         "L̂(2R)/L̂(R) >= 3 for R >= 4; grad c_0 2-Lipschitz", paper="003 constrfl",
         equation="Lemma 4.1, Remark 4.1", instances=len(RADII) * count,
         worst_margin=float(margin), ground_truth={"solver": "closed form"},
-        passed=bool(margin >= 0), details={"radii": rows, "growth_ratios": growth})
+        passed=bool(margin >= 0), measured=close["L_hat"], bound=close["L_bound"],
+        exact=close["lambda_max"], looseness=close["L_bound"] / close["L_hat"], closest=close,
+        details={"radii": rows, "growth_ratios": growth})

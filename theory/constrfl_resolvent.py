@@ -69,6 +69,7 @@ def check(seed: int, size: str) -> CheckResult:
     margins, worst_norm, inclusion, fixed, cvx_gap = [], np.inf, 0.0, 0.0, 0.0
     worst_pair = None
     instances = 0
+    closest = {}
     for make in (qp_ball, np_small):
         problem = make(rng)
         w_star, mu_star = solve_problem(problem, gt)
@@ -92,11 +93,18 @@ def check(seed: int, size: str) -> CheckResult:
             Z, Zp = np.concatenate(z), np.concatenate(zp)
             JZ, JZp = np.concatenate([w1, mu1]), np.concatenate([w2, mu2])
             d2 = float(np.sum((Z - Zp) ** 2))
-            margin = d2 - np.sum((JZ - JZp) ** 2) - np.sum(((Z - JZ) - (Zp - JZp)) ** 2)
+            dJ = float(np.sum((JZ - JZp) ** 2))
+            dres = float(np.sum(((Z - JZ) - (Zp - JZp)) ** 2))
+            margin = d2 - dJ - dres
             norm = float(margin / (1 + d2))
             margins.append(norm)
             if norm < worst_norm:
                 worst_norm, worst_pair = norm, {"z": Z.tolist(), "z_prime": Zp.tolist()}
+                closest = {"problem": make.__name__, "pair": p,
+                           "mu_nonnegative": p % 2 == 0, "||z-z'||^2": d2,
+                           "||Jz-Jz'||^2": dJ, "||(z-Jz)-(z'-Jz')||^2": dres,
+                           "slack ||z-z'||^2 - sum": float(margin),
+                           "slack / (1+||z-z'||^2)": norm}
             instances += 1
         # cvxpy cross-check of w⁺ on one pair per instance.
         mu_list = split_mu(problem, np.abs(rng.standard_normal(m)))
@@ -117,6 +125,12 @@ def check(seed: int, size: str) -> CheckResult:
               f"margin / (1 + ||z-z'||^2) = {worst_norm:.4f} over {instances} pairs",
         paper="003 constrfl", equation="(33)-(41), Lemma A.2", instances=instances,
         worst_margin=float(margin), ground_truth=gt.as_dict(), passed=bool(passed),
+        measured=closest.get("||Jz-Jz'||^2", np.nan) + closest.get(
+            "||(z-Jz)-(z'-Jz')||^2", np.nan), bound=closest.get("||z-z'||^2"),
+        looseness=(closest["||z-z'||^2"] / (closest["||Jz-Jz'||^2"]
+                                            + closest["||(z-Jz)-(z'-Jz')||^2"])
+                   if closest and closest["||Jz-Jz'||^2"] > 0 else None),
+        closest=closest,
         details={"criteria (value, tolerance)": crit,
                  "worst_normalized_firm_margin": worst_norm, "worst_pair": worst_pair,
                  "instances": "QP-ball (d=6, n=3) and NP-small (d=5, n=3), beta = 2"})

@@ -15,6 +15,11 @@ CHECKS = ["constrfl.resolvent_firm_nonexpansive", "constrfl.admm_linear_rate",
           "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total"]
 
 
+BOUNDED = {"constrfl.admm_linear_rate", "constrfl.lemma42_admm_bounds",
+           "constrfl.theorem32_inner_total", "constrfl.lemma31_bounded_iterates",
+           "constrfl.theorem32_outer_complexity", "constrfl.resolvent_firm_nonexpansive"}
+
+
 def test_every_constrfl_check_is_registered():
     registry.load_check_modules()
     assert sorted(n for n in registry.registered() if n.startswith("constrfl.")) == sorted(CHECKS)
@@ -28,7 +33,11 @@ def _extra(name, d):
     elif name == "constrfl.admm_linear_rate":
         for f in d["fits"]:
             assert f["rate"] < 1 and f["R2"] >= 0.95
-            assert f["rate"] <= f["bound max(q, r_exact)"] + 0.05
+            assert f["rate"] <= f["max(q, exact)"] + 0.05
+            # Theorem 4.2's rate sqrt(q_r) bounds both the measured and the exact rate
+            assert f["rate"] <= f["theorem_rate"] and f["exact_rate"] <= f["theorem_rate"]
+            assert f["looseness"] > 1
+            assert abs(f["exact_fit"] - f["exact_rate"]) <= 0.02
         slow_q = [f for f in d["fits"] if f["q"] == 0.9 and f["exact_rate"] < 0.8]
         assert slow_q and all(abs(f["rate"] - 0.9) < 0.02 for f in slow_q)
     elif name == "constrfl.mistyped_statements":
@@ -44,6 +53,9 @@ def _extra(name, d):
         for r in d["runs"]:
             assert all(rounds <= t_k for rounds, t_k in r["rounds_and_T_k"])
             assert r["total_rounds"] <= r["sum_T_k_83"] <= r["rhs84"]
+    elif name == "constrfl.lemma31_bounded_iterates":
+        assert d["eq43_margin"] >= -1e-9
+        assert d["max_component_distance"] <= d["worst_distance"] <= d["bound_sqrt_d"]
     elif name == "constrfl.lemma41_local_lipschitz":
         assert all(g >= 3 for g in d["growth_ratios"].values())
 
@@ -57,3 +69,6 @@ def test_check_passes_with_nonnegative_margin(name):
     if statuses is not None:
         assert set(statuses) == {"optimal"}
     _extra(name, r.details)
+    if name in BOUNDED:  # a theorem bounds a measured quantity: the three numbers kept apart
+        assert r.measured is not None and r.bound is not None and r.looseness >= 1
+        assert r.measured <= r.bound and r.closest

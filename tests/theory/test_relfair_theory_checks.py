@@ -36,3 +36,15 @@ def test_majorization_counterexample():
     assert np.allclose(ce["R"], [0.1, 0.2]) and np.allclose(ce["lower"], [0.1, 0.35])
     assert np.allclose(ce["upper"], [-0.3, 0.2])
     assert ce["lower_violated"] and ce["upper_violated"]
+
+
+def test_named_checks_state_their_closest_instance():
+    """Issue #17 item 3: the skewness formula and the majorization bounds name the instance
+    that came closest to violating them, with its numbers."""
+    results = {r.name: r for r in registry.run_checks("relfair.[sm][ka]*", "small")}
+    sk = results["relfair.skewness"].closest
+    assert sk["criterion"] and sk["tolerance"] > 0 and "alpha" in sk
+    mj = results["relfair.majorization_bounds"].closest
+    assert mj["bound"] in ("lower", "upper")
+    assert mj["F_A - phi F_B"] >= 0  # the condition Prop. 9 needs, at the closest instance
+    assert mj["lower"] - 1e-12 <= mj["R"] <= mj["upper"] + 1e-12
