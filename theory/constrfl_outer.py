@@ -91,11 +91,17 @@ def check_output(seed: int, size: str) -> CheckResult:
         margins += [r["eps"] - r["stationarity"], r["eps"] - r["feasibility"],
                     r["precondition_margin"], 0.0 if r["stopped"] else -1.0]
     margin = min(margins)
+    close = max(s["runs"], key=lambda r: max(r["stationarity"], r["feasibility"]) / r["eps"])
+    res = max(close["stationarity"], close["feasibility"])
     return CheckResult(
         name="constrfl.theorem31_output", claim="Definition-1 residuals <= eps at termination; "
         "(10) at every outer iteration", paper="003 constrfl", equation="Theorem 3.1, (10)-(11)",
         instances=len(s["runs"]), worst_margin=float(margin), ground_truth=s["gt"],
         passed=bool(margin >= 0 and s["all_optimal"]),
+        measured=float(res), bound=float(close["eps"]),
+        looseness=float(close["eps"] / res) if res > 0 else None,
+        closest={k: close[k] for k in ("eps", "K", "stationarity", "feasibility",
+                                        "precondition_margin")},
         details={"runs": s["runs"]})
 
 

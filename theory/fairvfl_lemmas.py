@@ -57,6 +57,7 @@ def check_lemma1(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
     n_inst, rounds = (2, 60) if size == "small" else (6, 300)
     worst, rows, instances = np.inf, [], 0
+    closest: dict = {}
     for _ in range(n_inst):
         X, y, s, blocks = synthetic_instance(rng, n=200, m=6, K=3)
         groups = FairnessGroups.from_labels(y, s)
@@ -77,10 +78,13 @@ def check_lemma1(seed: int, size: str) -> CheckResult:
                     else:
                         worst = -np.inf  # no consistent (L, eta) pair found
                     io = iota(eta, L, 3, Q)
-                    for df, inc in res:
+                    for t, (df, inc) in enumerate(res):
                         rhs = -io * inc
-                        if abs(rhs) > 1e-12:
-                            worst = min(worst, _rel_margin(rhs, df))
+                        if abs(rhs) > 1e-12 and _rel_margin(rhs, df) < worst:
+                            worst = _rel_margin(rhs, df)
+                            closest = {"Q": Q, "mode": mode, "eta": eta, "iota": io, "L": L,
+                                       "round": t, "f_change": df, "bound -iota sum||dtheta||^2":
+                                       rhs, "relative_margin": worst}
                     instances += 1
                     rows.append({"Q": Q, "mode": mode, "eta": eta, "iota": io, "L": L})
     vacuous = _vacuous_at_paper_eta()
@@ -88,6 +92,9 @@ def check_lemma1(seed: int, size: str) -> CheckResult:
         name="fairvfl.lemma1_primal_progress", claim="Lemma 1 primal progress",
         paper=PAPER, equation="[J] App. A Lemma 1; [C] App. A", instances=instances,
         worst_margin=float(worst + 1e-9), ground_truth=CLOSED, passed=bool(worst >= -1e-9),
+        measured=closest.get("f_change"), bound=closest.get("bound -iota sum||dtheta||^2"),
+        looseness=(closest["f_change"] / closest["bound -iota sum||dtheta||^2"]
+                   if closest else None), closest=closest,
         details={"worst_relative_margin": float(worst), "runs": rows[:6],
                  "paper_eta_100": vacuous})
 
@@ -251,11 +258,13 @@ def check_constants(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
     n_inst = 2 if size == "small" else 10
     worst, ratios = np.inf, {"L_L": 0.0, "L_D": 0.0, "G_D": 0.0}
+    bounds = {}
     for _ in range(n_inst):
         X, y, s, blocks = synthetic_instance(rng, n=200, m=6, K=3)
         groups = FairnessGroups.from_labels(y, s)
         mu = 2 / len(y)
         const = smoothness_constants(X, groups, mu)
+        bounds = {"L_L": const.L_L, "L_D": const.L_D, "G_D": const.G_D}
         alg = _lm(X, y, s, blocks, eta=2.0, beta=1.0, eps=0.01)
         pts = [np.concatenate(alg.thetas())]
         for _t in range(40):
@@ -277,5 +286,10 @@ def check_constants(seed: int, size: str) -> CheckResult:
         name="fairvfl.constants", claim="data constants bound empirical ones",
         paper=PAPER, equation="[C] §IV-D / [J] §4.4 Assumption 2", instances=n_inst,
         worst_margin=float(worst), ground_truth=CLOSED, passed=bool(worst >= 0),
+        measured=max(ratios.values()), bound=1.0,
+        looseness=1.0 / max(ratios.values()) if max(ratios.values()) > 0 else None,
+        closest={"constant": max(ratios, key=ratios.get),
+                 "empirical / bound": max(ratios.values()),
+                 "bound (last instance)": bounds.get(max(ratios, key=ratios.get))},
         details={"max_empirical_over_bound": ratios, "L_lambda": 0.0,
                  "L_12": "sqrt(2) G_D"})
