@@ -71,13 +71,20 @@ def _num(value: float | None) -> str:
 _margin = _num
 
 
+def _val(value: float | None) -> str:
+    """Measured / bound / exact values: 6 digits (a rate of 0.999998 is not 1)."""
+    if value is None:
+        return "-"
+    return f"{value:.6g}" if math.isfinite(value) else str(value)
+
+
 def _verdict(r: CheckResult) -> str:
     return {"pass": "pass", "fail": "FAIL", "finding": "finding"}[r.verdict]
 
 
 def _rows(results: list[CheckResult]) -> list[list[str]]:
     return [[r.name, f"{r.paper} {r.equation}", str(r.instances), _num(r.worst_margin),
-             _verdict(r), _num(r.measured), _num(r.bound), _num(r.exact), _num(r.looseness),
+             _verdict(r), _val(r.measured), _val(r.bound), _val(r.exact), _num(r.looseness),
              f"{r.seconds:.2f}"] for r in results]
 
 
@@ -97,7 +104,7 @@ def progress_line(index: int, total: int, r: CheckResult) -> str:
     """The line printed as a check finishes: name, verdict, margin (and bound), seconds."""
     parts = [f"[{index}/{total}]", r.name, _verdict(r), f"margin {_num(r.worst_margin)}"]
     if r.bound is not None:
-        parts.append(f"measured {_num(r.measured)} bound {_num(r.bound)}")
+        parts.append(f"measured {_val(r.measured)} bound {_val(r.bound)}")
     if r.looseness is not None:
         parts.append(f"looseness {_num(r.looseness)}")
     parts.append(f"{r.seconds:.2f}s")
@@ -115,7 +122,7 @@ def render_table(results: list[CheckResult]) -> str:
 
 
 def _closest(closest: dict) -> str:
-    return ", ".join(f"{k}={_num(v) if isinstance(v, float) else v}" for k, v in closest.items())
+    return ", ".join(f"{k}={_val(v) if isinstance(v, float) else v}" for k, v in closest.items())
 
 
 def render_markdown(results: list[CheckResult], versions: dict[str, str], size: str) -> str:
@@ -142,8 +149,8 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
                 f"- result: {word}, worst margin "
                 f"{_num(r.worst_margin)} over {r.instances} instances, seed {r.seed}"]
         if r.bound is not None or r.measured is not None:
-            out.append(f"- measured {_num(r.measured)}, theorem's bound {_num(r.bound)}, "
-                       f"exact {_num(r.exact)}, looseness {_num(r.looseness)}")
+            out.append(f"- measured {_val(r.measured)}, theorem's bound {_val(r.bound)}, "
+                       f"exact {_val(r.exact)}, looseness {_num(r.looseness)}")
         if r.closest:
             out.append(f"- closest instance: {_closest(r.closest)}")
         if r.finding:

@@ -166,3 +166,11 @@ def test_main_default_folder_is_figures_dir(tmp_path, monkeypatch):
     from theory.__main__ import output_dir
     assert output_dir(None) == tmp_path / "env"
     assert output_dir(tmp_path / "o") == tmp_path / "o"
+
+
+def test_default_folder_without_env_is_the_package_figures_dir(monkeypatch):
+    from repro.core.paths import figures_dir
+
+    from theory.__main__ import output_dir
+    monkeypatch.delenv("FEDREPRO_FIGURES", raising=False)
+    assert output_dir(None) == figures_dir()
