@@ -170,7 +170,6 @@ def test_main_default_folder_is_figures_dir(tmp_path, monkeypatch):
 
 def test_default_folder_without_env_is_the_package_figures_dir(monkeypatch):
     from repro.core.paths import figures_dir
-
     from theory.__main__ import output_dir
     monkeypatch.delenv("FEDREPRO_FIGURES", raising=False)
     assert output_dir(None) == figures_dir()
