@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from repro.core.experiment import CellResult, Claim, Experiment, Reproduced, RunContext
-from repro.core.plotting import figure, save_figure
+from repro.core.plotting import figure, plot_mean_band, save_figure
 from repro.core.records import RunRecord
 from repro.core.registry import register
 from repro.core.report import Table, mean_std, write_table
@@ -204,7 +204,8 @@ def _seed_mean(records) -> list[RunRecord]:
         rs = sorted(rs, key=lambda r: r.config["seed"])
         metrics = {k: float(np.mean([r.metrics[k] for r in rs])) for k in rs[0].metrics}
         curves = {"round": rs[0].curves["round"],
-                  "acc": np.mean([r.curves["acc"] for r in rs], axis=0).tolist()}
+                  "acc": np.mean([r.curves["acc"] for r in rs], axis=0).tolist(),
+                  "acc_runs": [r.curves["acc"] for r in rs]}  # per seed: the figures' band
         out.append(RunRecord(experiment=rs[0].experiment,
                              config={**rs[0].config, "seed": [r.config["seed"] for r in rs]},
                              key="mean", seed=-1, metrics=metrics, curves=curves))
@@ -253,7 +254,8 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
         recs = [r for r in records if _setting(r) == setting]
         for ax, da in zip(row, DA_METHODS, strict=True):
             for r in _by(recs, da=da):
-                ax.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=_label(r))
+                plot_mean_band(ax, r.curves["round"], 100 * np.asarray(r.curves["acc_runs"]),
+                               label=_label(r))
             if max((max(r.curves["round"]) for r in _by(recs, da=da)), default=0) > 200:
                 ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
             ax.set_xlabel("communication round")
@@ -261,7 +263,7 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
             ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
             if len(_by(recs, da=da)) > 1:
                 ax.legend()
-    fig.suptitle(f"{title} ({scale}, mean over seeds {budget})")
+    fig.suptitle(f"{title} ({scale}, mean over seeds {budget}, band ±1 std)")
     return save_figure(fig, out, stem)
 
 
@@ -289,7 +291,8 @@ def render_fig2(records, out: Path, scale: str) -> list[Path]:
     fig, (a1, a2) = figure(1, 2, figsize=(10, 3.6))
     ok = _seed_mean(ok)
     for r in sorted(ok, key=lambda r: r.config["p"]):
-        a1.plot(r.curves["round"], 100 * np.asarray(r.curves["acc"]), label=f"p={r.config['p']}")
+        plot_mean_band(a1, r.curves["round"], 100 * np.asarray(r.curves["acc_runs"]),
+                       label=f"p={r.config['p']}")
     a1.set_xlabel("communication round")
     a1.set_ylabel("MNIST-M test accuracy (%)")
     a1.set_title("accuracy vs rounds")
@@ -300,7 +303,7 @@ def render_fig2(records, out: Path, scale: str) -> list[Path]:
     a2.set_xlabel("p (fraction of source data on client 1)")
     a2.set_ylabel("final accuracy (%)")
     a2.set_title("final accuracy vs p")
-    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale}, mean over seeds)")
+    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale}, mean over seeds, band ±1 std)")
     return paths + save_figure(fig, out, "fedmm_fig2")
 
 
