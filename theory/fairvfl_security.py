@@ -20,6 +20,7 @@ from scipy.stats import ortho_group
 
 from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.models import LinearBlock
+from repro.fairvfl.objective import FairnessGroups
 from repro.fairvfl.synthetic import synthetic_instance
 from theory.registry import register
 from theory.result import CheckResult
@@ -62,8 +63,14 @@ def check_rotation(seed: int, size: str) -> CheckResult:
 
 
 def _weights(lam1, lam2, n, na, nb, group):
-    base = 1.0 / n
-    return {"a": base + (lam1 - lam2) / na, "b": base - (lam1 - lam2) / nb}[group]
+    """The [J](12) weight of one sample of N^a (``group="a"``) or N^b, as the package computes
+    it (``FairnessGroups.weights``) on a population of n samples with |N^a| = na, |N^b| = nb."""
+    y = np.ones(n)
+    y[na + nb:] = -1.0
+    s = np.zeros(n, dtype=bool)
+    s[:na] = True
+    w = FairnessGroups.from_labels(y, s).weights(np.array([lam1, lam2]))
+    return float(w[0] if group == "a" else w[na])
 
 
 @register("fairvfl.masked_weights_tuple", paper=PAPER,

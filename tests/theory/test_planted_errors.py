@@ -24,7 +24,6 @@ import theory.constrfl_outer as CO
 import theory.constrfl_resolvent as CR
 import theory.fairvfl_lemmas as FL
 import theory.fairvfl_rate as FR
-import theory.fairvfl_security as FS
 import theory.relfair_convergence as RC
 import theory.relfair_majorization as RM
 import theory.relfair_monotonicity as RMo
@@ -34,7 +33,7 @@ from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.fairvfl.messages import PassiveBroadcast
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import softplus
+from repro.fairvfl.objective import FairnessGroups, softplus
 from repro.fairvfl.parties import Server
 from repro.relfair.ambiguity import RelativeAmbiguitySet
 from theory.registry import load_check_modules, registered, seed_for
@@ -125,6 +124,14 @@ def _sign_masked_nu(orig):
         b = orig(self)
         return PassiveBroadcast(b.nu * rng.choice((-1.0, 1.0), size=b.nu.shape))
     return planted
+
+
+def _coef_unnormalized(orig):
+    """[J](12) weights without the 1/|N^s|: coef = +1 on N^a, -1 on N^b."""
+    def planted(y, s):
+        g = orig(y, s)
+        return dataclasses.replace(g, coef=g.in_a.astype(float) - g.in_b.astype(float))
+    return staticmethod(planted)
 
 
 _W = RelativeAmbiguitySet.__dict__["w"].func
@@ -237,9 +244,8 @@ PLANTS = {
         ("parties start from theta = 1 instead of 0 (not rotation-equivariant)",
          lambda mp: mp.setattr(LinearBlock, "init", lambda self, g=None: np.ones(self.dim))),
     "fairvfl.masked_weights_tuple":
-        ("[J](12) weights without the 1/|N^s|",
-         lambda mp: mp.setattr(FS, "_weights", lambda l1, l2, n, na, nb, grp: {
-             "a": 1.0 / n + (l1 - l2), "b": 1.0 / n - (l1 - l2)}[grp])),
+        ("[J](12) weights without the 1/|N^s| (FairnessGroups.coef = 1 on N^a, -1 on N^b)",
+         lambda mp: _wrap(mp, FairnessGroups, "from_labels", _coef_unnormalized)),
     "fairvfl.label_leak":
         ("passive parties receive nu with a random sign mask (no leak to find)",
          lambda mp: _wrap(mp, Server, "broadcast_passive", _sign_masked_nu)),
