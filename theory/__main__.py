@@ -83,12 +83,13 @@ def _verdict(r: CheckResult) -> str:
 
 
 def _rows(results: list[CheckResult]) -> list[list[str]]:
-    return [[r.name, f"{r.paper} {r.equation}", str(r.instances), _num(r.worst_margin),
+    return [[r.name, f"{r.paper} {r.equation}", str(r.size), str(r.instances),
+             _num(r.worst_margin),
              _verdict(r), _val(r.measured), _val(r.bound), _val(r.exact), _num(r.looseness),
              f"{r.seconds:.2f}"] for r in results]
 
 
-_HEADER = ["check", "paper / eq.", "instances", "worst margin", "verdict", "measured",
+_HEADER = ["check", "paper / eq.", "size", "instances", "worst margin", "verdict", "measured",
            "theorem's bound", "exact", "looseness", "seconds"]
 
 
@@ -128,7 +129,8 @@ def _closest(closest: dict) -> str:
 def render_markdown(results: list[CheckResult], versions: dict[str, str], size: str) -> str:
     """theory.md: the summary table, then claim, evidence and closest instance of each check."""
     out = ["# Theory checks", "",
-           f"Size `{size}`: {summary(results)}. worst margin = min over criteria and instances "
+           f"Size `{size}`{' (per row)' if size == 'mixed' else ''}: {summary(results)}. "
+           "worst margin = min over criteria and instances "
            "of (tolerance - error), or (theorem's bound - measured) where a theorem bounds a "
            "measured quantity; >= 0 passes. looseness = how far the theorem's bound is from "
            "the measured value at the closest instance (the check says which ratio). A "
@@ -174,7 +176,9 @@ def _from_json(d: dict[str, Any]) -> CheckResult:
 def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[CheckResult]:
     """This run's results plus the earlier file's results of checks not rerun, in name order.
 
-    An earlier file of another size is ignored (its margins are not comparable)."""
+    Checks of an earlier file of another size are kept, each with its own ``size`` (shown per
+    row; the file's size becomes ``"mixed"``): a small ``--only`` run never wipes a
+    default-size file."""
     if not path.is_file():
         return results
     try:
@@ -183,13 +187,20 @@ def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[Ch
         print(f"{path}: unreadable ({exc}); replaced by this run's results only "
               "(rerun without --only to refill it)", file=sys.stderr)
         return results
-    if earlier.get("size") != size:
-        print(f"{path} has size {earlier.get('size')!r}, not {size!r}; not merged, replaced by "
-              "this run's results", file=sys.stderr)
-        return results
     names = {r.name for r in results}
-    kept = [_from_json(d) for d in earlier.get("checks", []) if d["name"] not in names]
+    kept = [_from_json({"size": earlier.get("size"), **d})
+            for d in earlier.get("checks", []) if d["name"] not in names]
+    other = sorted({str(r.size) for r in kept if r.size != size})
+    if other:
+        print(f"{path}: merged with earlier checks of size {', '.join(other)} (this run: "
+              f"{size}); each row shows its size; rerun with --all for one size",
+              file=sys.stderr)
     return sorted(results + kept, key=lambda r: r.name)
+
+
+def _file_size(results: list[CheckResult], size: str) -> str:
+    sizes = {r.size or size for r in results}
+    return sizes.pop() if len(sizes) == 1 else "mixed"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,9 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     if merge:
         results = _merge_earlier(results, out_dir / "theory.json", args.size)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "theory.md").write_text(render_markdown(results, versions, args.size))
+    file_size = _file_size(results, args.size)
+    (out_dir / "theory.md").write_text(render_markdown(results, versions, file_size))
     pattern = f"{args.only} (merged into earlier results)" if merge else args.only
-    payload = {"size": args.size, "pattern": pattern, "versions": versions,
+    payload = {"size": file_size, "pattern": pattern, "versions": versions,
                "checks": [{**r.to_dict(), "verdict": r.verdict} for r in results]}
     (out_dir / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
     line = f"{summary(results)}; wrote {out_dir / 'theory.md'}"

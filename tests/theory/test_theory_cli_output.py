@@ -101,16 +101,24 @@ def test_only_merges_by_default_and_all_replaces(tmp_path):
     assert set(_names(out)) == {"dummyo.a"}
 
 
-def test_merge_ignores_an_earlier_file_of_another_size(tmp_path):
+def test_a_small_only_run_keeps_an_earlier_default_file(tmp_path):
+    """Row 3: the README's ``--only ... --size small`` must not wipe a default-size file."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "theory.json").write_text(json.dumps({"size": "default", "checks": [
         {"name": "dummyo.b", "claim": "c", "paper": "p", "equation": "-", "instances": 1,
-         "worst_margin": 5.0, "ground_truth": {}, "passed": True}]}))
+         "worst_margin": 5.0, "ground_truth": {}, "passed": True, "size": "default"}]}))
     proc = _run(tmp_path, "--only", "dummyo.a", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert set(_names(out)) == {"dummyo.a"}
-    assert "size 'default'" in proc.stderr
+    data = json.loads((out / "theory.json").read_text())
+    checks = {c["name"]: c for c in data["checks"]}
+    assert set(checks) == {"dummyo.a", "dummyo.b"}
+    assert checks["dummyo.a"]["size"] == "small" and checks["dummyo.b"]["size"] == "default"
+    assert checks["dummyo.b"]["worst_margin"] == 5.0
+    assert data["size"] == "mixed" and "size default" in proc.stderr
+    md = (out / "theory.md").read_text()
+    assert "Size `mixed` (per row)" in md
+    assert "| dummyo.b | p - | default |" in md
 
 
 def test_a_line_per_check_as_it_finishes_and_a_bar(tmp_path):
