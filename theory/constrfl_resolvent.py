@@ -148,6 +148,8 @@ def check_iterates(seed: int, size: str) -> CheckResult:
     gt = GroundTruth()
     runs = 1 if size == "small" else 3
     ident, step_margin, a2_margin, rows = 0.0, np.inf, np.inf, 0
+    closest: dict = {}
+    closest_rel = np.inf
     for _ in range(runs):
         problem = qp_ball(rng)
         w_star, mu_star = solve_problem(problem, gt)
@@ -171,8 +173,13 @@ def check_iterates(seed: int, size: str) -> CheckResult:
             wJ0, muJ0, _ = resolvent(problem, beta, wk, muk, w_start=w1)
             Jz = np.concatenate([wJ0, muJ0])
             z1, zk = np.concatenate([w1, mu1]), np.concatenate([wk, muk])
-            step_margin = min(step_margin, beta * np.sqrt(problem.d) * cfg.tau(k)
-                              - float(np.linalg.norm(z1 - Jz)))
+            step_dist = float(np.linalg.norm(z1 - Jz))
+            step_bound = beta * np.sqrt(problem.d) * cfg.tau(k)
+            if 1 - step_dist / step_bound < closest_rel:   # closest relative to its bound
+                closest_rel = 1 - step_dist / step_bound
+                closest = {"k": k, "||z^{k+1} - Jz^k||": step_dist,
+                           "beta sqrt(d) tau_k": step_bound}
+            step_margin = min(step_margin, step_bound - step_dist)
             lhs = np.sum((zk - Jz) ** 2) + np.sum((Jz - z_star) ** 2)
             a2_margin = min(a2_margin, float(np.sum((zk - z_star) ** 2) - lhs + 1e-5))
             rows += 1
@@ -184,5 +191,8 @@ def check_iterates(seed: int, size: str) -> CheckResult:
         paper="003 constrfl", equation="Lemma A.1, Lemma A.2 (42)", instances=rows,
         worst_margin=float(margin), ground_truth=gt.as_dict(),
         passed=bool(margin >= 0 and gt.all_optimal),
+        measured=closest.get("||z^{k+1} - Jz^k||"), bound=closest.get("beta sqrt(d) tau_k"),
+        looseness=(closest["beta sqrt(d) tau_k"] / closest["||z^{k+1} - Jz^k||"]
+                   if closest.get("||z^{k+1} - Jz^k||") else None), closest=closest,
         details={"identity_error": ident, "step_bound_margin": step_margin,
                  "lemma_A2_margin": a2_margin})

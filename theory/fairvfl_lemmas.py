@@ -167,6 +167,14 @@ def _lemma3_margins(lam, D0, eps, beta, c, coef, t0):
     return out
 
 
+def _closest_b(results: dict) -> dict:
+    """The reading-B instance with the smallest relative margin (rhs - lhs)/max(|rhs|, |lhs|)."""
+    b = {k: v for k, v in results.items()
+         if k.startswith("B_beta_is_inverse_step/") and not k.endswith("/worst")}
+    key = min(b, key=b.get)
+    return {"instance": key, "relative_margin": float(b[key])}
+
+
 def _readings(s: float):
     return {"A_beta_is_step": s, "B_beta_is_inverse_step": 1.0 / s}
 
@@ -216,6 +224,7 @@ def check_lemma2(seed: int, size: str) -> CheckResult:
         name="fairvfl.lemma2_dual_progress", claim="Lemma 2 with beta = 1/step",
         paper=PAPER, equation="[C](13)-(14), [J](15)-(16)", instances=len(results),
         worst_margin=float(wb + 1e-9), ground_truth=CLOSED, passed=bool(wb >= -1e-9),
+        closest=_closest_b(results),
         details={"margins": results, "reading_A_fails": bool(wa < 0),
                  "note": "reading A (beta = step 0.1, as printed) fails; see "
                          "docs/deviations.md#fairvfl-theory-beta-reading-a19"})
@@ -243,6 +252,7 @@ def check_lemma3(seed: int, size: str) -> CheckResult:
         name="fairvfl.lemma3_lyapunov", claim="Lemma 3 (theta frozen) with beta = 1/step",
         paper=PAPER, equation="[C](15)-(17), [J](20)-(22)", instances=len(results),
         worst_margin=float(wb + 1e-9), ground_truth=CLOSED, passed=bool(wb >= -1e-9),
+        closest=_closest_b(results),
         details={"margins": results,
                  "reading_A_fails": bool(results["A_beta_is_step/worst"] < 0)})
 

@@ -66,6 +66,7 @@ def check(seed: int, size: str) -> CheckResult:
                       FairVFLParams(eps=EPS, beta=S, Q=Q, mode="random"),
                       rng=np.random.Generator(np.random.PCG64(seed % 2**32)))
         worst19, worst20, gaps, lam_max = np.inf, np.inf, [], 0.0
+        closest: dict = {}
         for t in range(1, T + 1):
             th0 = np.concatenate(alg.thetas())
             lam, d = alg.server.lam.copy(), alg.state.d
@@ -82,6 +83,9 @@ def check(seed: int, size: str) -> CheckResult:
                 dlam = st.lam - lam
                 rhs = ((e ** 2 + 3 * const.L_12 ** 2) * st.kappa * st.increments_sq
                        + 3 * beta_th ** 2 * dlam @ dlam + 3 * (c(t - 1) - c(t)) ** 2 * lam @ lam)
+                if (rhs - Gt ** 2) / max(rhs, 1e-300) < worst20:
+                    closest = {"t": t, "||grad G~||^2": float(Gt ** 2), "rhs (20)": float(rhs),
+                               "eta_t": float(e), "kappa": int(st.kappa)}
                 worst20 = min(worst20, (rhs - Gt ** 2) / max(rhs, 1e-300))
             lam_max = max(lam_max, abs(st.lam[0] - st.lam[1]))
         if lam_max <= Lam:
@@ -99,5 +103,8 @@ def check(seed: int, size: str) -> CheckResult:
         instances=T, worst_margin=worst,
         ground_truth={"solver": "closed form (inequalities evaluated on the iterates)"},
         passed=bool(worst >= 0),
+        measured=closest.get("||grad G~||^2"), bound=closest.get("rhs (20)"),
+        looseness=(closest["rhs (20)"] / closest["||grad G~||^2"]
+                   if closest.get("||grad G~||^2") else None), closest=closest,
         details={"margins": margins, "slope_last_two_decades": slope, "Lambda_used": Lam,
                  "final_gap": float(g_min[-1]), "T": T})
