@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from repro.core.progress import LOGGER
+from repro.core.readings import AS_WRITTEN, Reading, check_readings, select_readings
 from repro.core.records import RunRecord, canonical_json
 from repro.core.validation import check_finite
 
@@ -158,6 +159,9 @@ class Experiment:
     reported : stems of the ``repro/reported`` CSVs it reproduces.
     reproduce : ``records -> list[Reproduced]`` feeding ``repro compare``.
     claims : qualitative claims checked by ``repro compare``.
+    readings : the readings of the paper this item is run under (:mod:`repro.core.readings`);
+        none declared means the one implicit primary reading ``as-written``, which changes
+        nothing.
     """
 
     name: str
@@ -172,8 +176,10 @@ class Experiment:
     reported: tuple[str, ...] = ()
     reproduce: Callable[[list[RunRecord]], list[Reproduced]] | None = None
     claims: tuple[Claim, ...] = ()
+    readings: tuple[Reading, ...] = ()
 
     def __post_init__(self) -> None:
+        check_readings(self.name, self.readings)
         if "." not in self.name:
             raise ValueError(f"experiment name must be '<paper>.<item>', got {self.name!r}")
         unknown = set(self.scales) - set(SCALES)
@@ -202,3 +208,40 @@ class Experiment:
                 raise ValueError(f"{self.name}: duplicate cell config {ident}")
             seen.add(ident)
         return configs
+
+    @property
+    def primary_reading(self) -> Reading:
+        return select_readings(self.name, self.readings, "primary")[0]
+
+    def select_readings(self, which: str | None = "all") -> tuple[Reading, ...]:
+        """The readings named by ``--reading`` (``all``, ``primary`` or an id), primary first."""
+        return select_readings(self.name, self.readings, which)
+
+    def reading_configs(self, scale: str, reading: Reading = AS_WRITTEN
+                        ) -> list[tuple[dict, dict]]:
+        """``(base, config)`` per cell under ``reading``: the seed comes from ``base``, the
+        record key from ``config`` (module :mod:`repro.core.readings`)."""
+        return [(c, reading.apply(c)) for c in self.configs(scale)]
+
+
+def read_as(records: list[RunRecord], reading: Reading) -> list[RunRecord]:
+    """The records as ``reading`` reads them: for a metric reading, each reported metric is
+    replaced by the recorded metric standing for it (a record lacking one is an error naming
+    the metric and the remedy); other readings return the records unchanged."""
+    if not reading.metrics:
+        return records
+    import dataclasses
+
+    out = []
+    for r in records:
+        if not r.ok:
+            out.append(r)
+            continue
+        missing = [m for m in reading.metrics.values() if m not in r.metrics]
+        if missing:
+            raise KeyError(f"{r.experiment} record {r.key}: reading {reading.id!r} reads "
+                           f"metric(s) {missing} that the record lacks; rerun "
+                           f"`repro run {r.experiment}` with the current code")
+        metrics = {**r.metrics, **{k: r.metrics[v] for k, v in reading.metrics.items()}}
+        out.append(dataclasses.replace(r, metrics=metrics))
+    return out

@@ -33,8 +33,9 @@ from joblib import Parallel, delayed, parallel_config
 from repro.core import paths
 from repro.core.code_identity import code_hash, git_commit, stale_note
 from repro.core.data.store import DataFileMissing, record
-from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed
+from repro.core.experiment import CellResult, Experiment, RunContext, cell_seed, read_as
 from repro.core.progress import LOGGER, cell_bar, worker_logging
+from repro.core.readings import Reading
 from repro.core.records import (
     STATUS_FAILED,
     STATUS_NOT_RUN,
@@ -69,21 +70,34 @@ class PlannedCell:
     commit: str = ""
 
 
-def plan(exp: Experiment, scale: str) -> list[PlannedCell]:
-    """The cells of ``exp`` at ``scale`` with their record keys (config, data and code identity)
-    and seeds (config identity only, so a code edit never changes a seed)."""
+def plan(exp: Experiment, scale: str, reading: Reading | None = None) -> list[PlannedCell]:
+    """The cells of ``exp`` at ``scale`` under ``reading`` (default: the primary) with their
+    record keys (the config the reading gives, data and code identity) and seeds (the base
+    config's identity only, so neither a code edit nor a reading changes a seed; a reading that
+    changes nothing gives exactly the keys and seeds of an experiment without readings)."""
+    reading = exp.primary_reading if reading is None else reading
     shas = data_sha256(exp)
     code, commit = code_hash(exp), git_commit()
-    return [PlannedCell(c, record_key(exp.name, c, shas, code), cell_seed(exp.name, c), code,
-                        commit) for c in exp.configs(scale)]
+    return [PlannedCell(c, record_key(exp.name, c, shas, code), cell_seed(exp.name, base), code,
+                        commit) for base, c in exp.reading_configs(scale, reading)]
 
 
-def stale_records(exp: Experiment, scale: str, out: Path | None = None
-                  ) -> dict[str, RunRecord]:
+def plan_readings(exp: Experiment, scale: str, which: str | None = "all") -> list[PlannedCell]:
+    """The cells of every selected reading, each once (a cell no reading touches is shared)."""
+    seen: dict[str, PlannedCell] = {}
+    for reading in exp.select_readings(which):
+        for cell in plan(exp, scale, reading):
+            seen.setdefault(cell.key, cell)
+    return list(seen.values())
+
+
+def stale_records(exp: Experiment, scale: str, out: Path | None = None,
+                  cells: list[PlannedCell] | None = None) -> dict[str, RunRecord]:
     """Planned key -> the newest record of that cell made by other code (same config and data,
-    another key), for the cells that have no current record."""
+    another key), for the cells that have no current record (default cells: the primary
+    reading's)."""
     out = Path(out) if out is not None else results_dir()
-    cells = plan(exp, scale)
+    cells = plan(exp, scale) if cells is None else cells
     current = {c.key for c in cells if record_path(out, exp.name, c.key).is_file()}
     by_ident: dict[str, list[RunRecord]] = {}
     for rec in scan_records(out, exp.name):
@@ -375,7 +389,8 @@ class SweepSummary:
 def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs: int = 1,
                     backend: str = "loky", force: bool = False, out: Path | None = None,
                     progress: bool = True, address: str | None = None,
-                    keep_going: bool = False) -> list[SweepSummary]:
+                    keep_going: bool = False, reading: str | None = "all"
+                    ) -> list[SweepSummary]:
     """Run every cell of ``experiments`` at ``scale`` that has no current record.
 
     All missing cells of all experiments go through one executor with one progress bar (with
@@ -384,18 +399,20 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     recomputed (counted in ``stale``); cells whose earlier record says ``not_run`` are retried,
     so placing missing data and rerunning fills them in. With ``keep_going`` a cell that raises
     is recorded as ``failed`` (and retried by the next run) instead of stopping the sweep.
-    The results folder is checked for writability before any compute.
+    The results folder is checked for writability before any compute. ``reading``: the
+    readings run (``all`` (default), ``primary`` or a reading id; see
+    :mod:`repro.core.readings`); a cell shared by several readings runs once.
     """
     _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()
     plans = [(exp, exp.resolve_scale(scale)) for exp in experiments]
-    plans = [(exp, s, plan(exp, s)) for exp, s in plans]
+    plans = [(exp, s, plan_readings(exp, s, reading)) for exp, s in plans]
     check_writable(out)
     done: dict[tuple[str, str], RunRecord] = {}
     todo: list[tuple[Experiment, PlannedCell]] = []
     stale: Counter = Counter()
     for exp, s, cells in plans:
-        old = {} if force else stale_records(exp, s, out)
+        old = {} if force else stale_records(exp, s, out, cells)
         for cell in cells:
             rec = None if force else load_record(record_path(out, exp.name, cell.key))
             if rec is not None and rec.ok:
@@ -443,17 +460,21 @@ def run_experiment(exp: Experiment, scale: str = "smoke", **kwargs) -> SweepSumm
 
 
 def collect(exp: Experiment, scale: str, out: Path | None = None, *,
-            include_stale: bool = True) -> list[RunRecord]:
-    """The saved records of ``exp`` at ``scale``, in grid order (cells never run are absent).
+            include_stale: bool = True, reading: Reading | None = None) -> list[RunRecord]:
+    """The saved records of ``exp`` at ``scale`` under ``reading`` (default: the primary), in
+    grid order (cells never run are absent), read as the reading reads them
+    (:func:`repro.core.experiment.read_as`).
 
     A cell without a current record is represented by its newest stale record (made by other
     code, e.g. a GPU sweep this machine cannot redo) unless ``include_stale`` is False; such a
     record carries ``stale_note == "stale (code <hash>)"`` and is never shown as current."""
     out = Path(out) if out is not None else results_dir()
-    stale = stale_records(exp, scale, out) if include_stale else {}
+    reading = exp.primary_reading if reading is None else reading
+    cells = plan(exp, scale, reading)
+    stale = stale_records(exp, scale, out, cells) if include_stale else {}
     recs = []
-    for c in plan(exp, scale):
+    for c in cells:
         rec = load_record(record_path(out, exp.name, c.key)) or stale.get(c.key)
         if rec is not None:
             recs.append(rec)
-    return recs
+    return read_as(recs, reading)
