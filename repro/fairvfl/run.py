@@ -85,7 +85,7 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
             yhat, p_tilde = fn(z_train, sp.y_train, sp.s_train, z_test, sp.s_test,
                                config["seed"], **kw)
             m = metrics_from_decisions(sp.y_test, sp.s_test, yhat,
-                                       post_processed_losses(p_tilde))
+                                       post_processed_losses(p_tilde), p_tilde)
             metrics.update({f"{prefix}_{k}": v for k, v in m.items()})
     return CellResult(metrics={k: float(v) for k, v in metrics.items()})
 
