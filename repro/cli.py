@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an existing cluster: Dask scheduler (tcp://host:8786) or Ray head "
                         "(ray://host:10001); default $DASK_SCHEDULER_ADDRESS / $RAY_ADDRESS, "
                         "else a local cluster of --jobs workers")
+    p.add_argument("--reading", default="all", metavar="ID|all|primary",
+                   help="the readings of the paper to run (default: all declared; "
+                        "`repro list` names them)")
     p.add_argument("--force", action="store_true", help="recompute cells that have records")
     p.add_argument("--keep-going", action="store_true",
                    help="a cell that raises is recorded as failed (with its error) and the "
@@ -193,7 +196,7 @@ def cmd_run(args) -> int:
     summaries = run_experiments(_select(args.name), args.scale, jobs=args.jobs,
                                 backend=args.backend, force=args.force, out=args.results,
                                 progress=not args.no_progress, address=args.address,
-                                keep_going=args.keep_going)
+                                keep_going=args.keep_going, reading=args.reading)
     failed = missing_data = cells = 0
     for s in summaries:
         stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
@@ -254,6 +257,20 @@ def _collected(args):
     return exps, records
 
 
+def _alternative_readings(args, exps, records):
+    """experiment -> reading id -> (scale, records) for every non-primary reading."""
+    from repro.core.runner import collect
+
+    out = {}
+    for name, exp in exps.items():
+        scale = records[name][0]
+        alts = [r for r in exp.select_readings("all") if not r.primary]
+        if alts and scale in exp.scales:
+            out[name] = {r.id: (scale, collect(exp, scale, args.results, reading=r))
+                         for r in alts}
+    return out
+
+
 def cmd_figures(args) -> int:
     from repro.core.code_identity import rendering_stale
     from repro.core.runner import collect
@@ -277,21 +294,33 @@ def cmd_figures(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from repro.core.compare import check_claims, compare, summary, write_claims, write_comparison
+    from repro.core.compare import (
+        check_claims,
+        compare_readings,
+        reading_counts,
+        summary,
+        write_claims,
+        write_comparison,
+    )
     from repro.core.overview import write_overview
     from repro.core.report import paper_name, smoke_banner
 
     out = paths.figures_dir(args.out)
     exps, records = _collected(args)
-    rows = compare(exps, records)
+    alternatives = _alternative_readings(args, exps, records)
+    rows = compare_readings(exps, records, alternatives)
     written = write_comparison(rows, out)
-    claims = check_claims(exps, records)
+    claims = check_claims(exps, records, alternatives)
     written.append(write_claims(claims, out))
     written.append(write_overview(exps, records, rows, claims, out))
     for paper, c in summary(rows).items():
         print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    cc = Counter(r["verdict"] for r in claims)
-    print(f"claims: {dict(cc)}")
+    cc = Counter(r["verdict"] for r in claims if r["primary"])
+    print(f"claims (primary readings): {dict(cc)}")
+    for paper, per in reading_counts([r for r in rows if not r["primary"]]).items():
+        for (name, rid, _), c in per.items():
+            print(f"  {paper_name(paper)} {name} reading {rid}: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md (#14 item 6)
         print(smoke_banner(rows).replace("**", "").replace("`", ""))
     print("wrote " + ", ".join(str(p) for p in written))

@@ -42,7 +42,8 @@ NON_KEY = ("paper_file", "table", "metric", "value", "std")
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
 DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
-           "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale")
+           "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale",
+           "reading", "primary")
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,38 @@ def compare(experiments: dict[str, Experiment],
     return rows
 
 
+def compare_readings(experiments: dict[str, Experiment],
+                     records: dict[str, tuple[str, list[RunRecord]]],
+                     alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None,
+                     reported: list[ReportedRow] | None = None) -> list[dict]:
+    """Comparison rows under every reading run (issue #15 item 2).
+
+    ``records``: the primary reading's records per experiment (as for :func:`compare`);
+    ``alternatives``: experiment -> reading id -> ``(scale, records)`` of its other readings.
+    Every reported row gets one row under its experiment's primary reading (``primary`` True)
+    and one per alternative reading that has records (``primary`` False).
+    """
+    reported = load_reported() if reported is None else reported
+    rows = compare(experiments, records, reported)
+    for r in rows:
+        exp = experiments.get(r["experiment"])
+        r.update(reading=exp.primary_reading.id if exp else "as-written", primary=True)
+    for name, per in (alternatives or {}).items():
+        stems = set(experiments[name].reported)
+        mine = [row for row in reported if row.stem in stems]
+        for rid, (scale, recs) in per.items():
+            if not mine or not any(r.ok for r in recs):
+                continue
+            for r in compare(experiments, {name: (scale, recs)}, mine):
+                rows.append({**r, "reading": rid, "primary": False})
+    return rows
+
+
+def is_primary(row: dict) -> bool:
+    """A row of the primary reading (rows made without readings count as primary)."""
+    return row.get("primary", True) in (True, "True", "true", 1, "1")
+
+
 def _why_missing(name: str, experiments: dict[str, Experiment],
                  records: dict[str, tuple[str, list[RunRecord]]]) -> str:
     if name not in experiments:
@@ -256,8 +289,11 @@ def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:
 
 
 def summary(rows: list[dict]) -> dict[str, Counter]:
+    """Verdict counts per paper under the primary readings (the headline)."""
     per_paper: dict[str, Counter] = defaultdict(Counter)
     for r in rows:
+        if not is_primary(r):
+            continue
         per_paper[r["paper_file"]][r["verdict"]] += 1
     return dict(sorted(per_paper.items()))
 
@@ -283,7 +319,7 @@ def deviation_causes(rows: list[dict]) -> Counter:
     whole reason where it links none)."""
     causes: Counter = Counter()
     for r in rows:
-        if r["verdict"] == "deviates":
+        if r["verdict"] == "deviates" and is_primary(r):
             m = _DEVIATION_LINK.search(r["reason"])
             causes[m.group(0) if m else (r["reason"] or "(no reason given)")] += 1
     return causes
@@ -313,12 +349,91 @@ def _theirs(r: dict) -> str:
     return r["reported"] + (f" ± {_fmt(r['reported_std'])}" if r["reported_std"] != "" else "")
 
 
+def reading_counts(rows: list[dict]) -> dict[str, dict[tuple[str, str, bool], Counter]]:
+    """paper -> (experiment, reading, primary) -> verdict counts."""
+    out: dict[str, dict[tuple[str, str, bool], Counter]] = defaultdict(dict)
+    for r in rows:
+        key = (r["experiment"], str(r.get("reading", "as-written")), is_primary(r))
+        out[r["paper_file"]].setdefault(key, Counter())[r["verdict"]] += 1
+    return dict(sorted(out.items()))
+
+
+def _row_id(r: dict) -> tuple:
+    return (r["experiment"], r["table"], r["key"], r["metric"])
+
+
+def _reading_lines(rows: list[dict]) -> list[str]:
+    """The per-reading verdict counts (papers with alternatives) and, for every row deviating
+    under the primary reading, its verdict and value under each alternative."""
+    alt = [r for r in rows if not is_primary(r)]
+    if not alt:
+        return []
+    with_alt = {r["paper_file"] for r in alt}
+    lines = ["## Readings", "",
+             "Where a paper's text supports more than one reading, each is run; the primary "
+             "reading was chosen by the text before any run (`repro.core.readings`). Verdict "
+             "counts per reading:", ""]
+    for paper, per in reading_counts(rows).items():
+        if paper not in with_alt:
+            continue
+        lines += [f"### {paper_name(paper)}", "",
+                  "| experiment | reading | primary | " + " | ".join(VERDICTS) + " | total |",
+                  "|---|---|---|" + "---|" * (len(VERDICTS) + 1)]
+        for (exp, rid, prim), c in per.items():
+            lines.append(f"| {exp} | {rid} | {'yes' if prim else 'no'} | "
+                         + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+        lines.append("")
+    by_id: dict[tuple, list[dict]] = defaultdict(list)
+    for r in alt:
+        by_id[_row_id(r)].append(r)
+    dev = [r for r in rows if is_primary(r) and r["verdict"] == "deviates" and _row_id(r) in by_id]
+    if dev:
+        rids = sorted({r["reading"] for r in alt})
+        lines += ["Rows deviating under the primary reading, under each alternative:", "",
+                  "| experiment | key | metric | reported | primary | "
+                  + " | ".join(rids) + " |", "|---|---|---|---|---|" + "---|" * len(rids)]
+        for r in dev:
+            others = {a["reading"]: a for a in by_id[_row_id(r)]}
+            cells = [f"{_ours(others[i])} ({others[i]['verdict']})" if i in others else ""
+                     for i in rids]
+            lines.append(f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
+                         f"{_ours(r)} ({r['reading']}: deviates) | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def reading_findings(rows: list[dict]) -> dict[str, list[str]]:
+    """paper -> one sentence per table: which reading reproduces it best (most rows
+    ``match``/``within_noise``), with the counts of every reading."""
+    good = ("match", "within_noise")
+    per: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
+    for r in rows:
+        c = per[(r.get("paper_file", ""), f"{r['experiment']} {r.get('table', '')}")].setdefault(
+            str(r.get("reading", "as-written")), [0, 0])
+        c[0] += r["verdict"] in good
+        c[1] += 1
+    out: dict[str, list[str]] = defaultdict(list)
+    for (paper, table), counts in sorted(per.items()):
+        if len(counts) < 2:
+            continue
+        best = max(counts, key=lambda k: counts[k][0])
+        ties = [k for k in counts if counts[k][0] == counts[best][0]]
+        text = ", ".join(f"{k} {g}/{n}" for k, (g, n) in counts.items())
+        verb = (f"reading {best} reproduces it best" if len(ties) == 1
+                else f"readings {' and '.join(ties)} reproduce it equally")
+        out[paper].append(f"{table}: {verb} (rows match or within noise: {text}).")
+    return dict(out)
+
+
 def _markdown(rows: list[dict]) -> str:
+    alternatives = [r for r in rows if not is_primary(r)]
+    rows = [r for r in rows if is_primary(r)]
     deviating = [r for r in rows if r["verdict"] == "deviates"]
     banner = smoke_banner(rows)
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []),
-             f"{len(rows)} reported numbers; verdict counts per paper:", "",
-             *_summary_table(rows), "",
+             f"{len(rows)} reported numbers; verdict counts per paper under the primary "
+             "readings (the headline):", "",
+             *_summary_table(rows), "", *_reading_lines(rows + alternatives),
              "Verdicts: `match` (within the paper's std or the stated tolerance; one-sided "
              "rows: at most their bound), `within_noise` (within 2 of our std over seeds), "
              "`deviates`, `substitute_data` (our number on substitute data, counted apart), "
@@ -338,11 +453,12 @@ def _markdown(rows: list[dict]) -> str:
                   f"{linked(r['reason'])} |" for r in deviating]
     else:
         lines.append("No row deviates.")
-    by_table: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for r in rows:
-        by_table[(r["experiment"], r["table"])].append(r)
-    for (exp, table), rs in by_table.items():
-        lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}", "",
+    by_table: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for r in rows + alternatives:
+        reading = "" if is_primary(r) or "reading" not in r else f" (reading {r['reading']})"
+        by_table[(r["experiment"], r["table"], reading)].append(r)
+    for (exp, table, reading), rs in by_table.items():
+        lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}{reading}", "",
                   "| key | metric | reported | reproduced | n | tol | verdict | reason |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in rs:
@@ -352,36 +468,72 @@ def _markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CLAIM_VERDICTS = ("pass", "fail", "inconclusive", "not_run")
+
+
+def paper_section_anchor(experiment: str, deviations: Path = DEVIATIONS_FILE) -> str:
+    """The anchor of the ``## <package>: ...`` section of ``docs/deviations.md`` (``""`` when
+    there is none)."""
+    text = deviations.read_text() if deviations.is_file() else ""
+    group = experiment.split(".")[0]
+    for h in re.findall(r"^## (.+)$", text, flags=re.M):
+        if h.split(":")[0].strip().lower() == group:
+            return heading_anchor(h)
+    return ""
+
+
 def check_claims(experiments: dict[str, Experiment],
-                 records: dict[str, tuple[str, list[RunRecord]]]) -> list[dict]:
+                 records: dict[str, tuple[str, list[RunRecord]]],
+                 alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None
+                 ) -> list[dict]:
+    """Every claim under the primary reading and under each alternative reading with records;
+    a failing or inconclusive claim's ``reason`` links its ``docs/deviations.md`` entry (the
+    claim's own, else its paper's section)."""
     rows = []
     for name, exp in experiments.items():
-        scale, recs = records.get(name, ("", []))
-        ok = [r for r in recs if r.ok]
-        for claim in exp.claims:
-            if not ok:
-                passed, measured, verdict = None, "no records", "not_run"
-            else:
-                passed, measured = claim.check(ok)
-                # None: the margin lies within the claim's seed noise (see Claim.check)
-                verdict = "inconclusive" if passed is None else "pass" if passed else "fail"
-            rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
-                         "measured": measured, "verdict": verdict, "scale": scale})
+        runs = [(exp.primary_reading.id, True, records.get(name, ("", [])))]
+        runs += [(rid, False, sr) for rid, sr in (alternatives or {}).get(name, {}).items()
+                 if any(r.ok for r in sr[1])]
+        for reading, primary, (scale, recs) in runs:
+            ok = [r for r in recs if r.ok]
+            for claim in exp.claims:
+                if not ok:
+                    passed, measured, verdict = None, "no records", "not_run"
+                else:
+                    passed, measured = claim.check(ok)
+                    # None: the margin lies within the claim's seed noise (see Claim.check)
+                    verdict = "inconclusive" if passed is None else "pass" if passed else "fail"
+                reason = ""
+                if verdict in ("fail", "inconclusive"):
+                    anchor = claim.deviation or f"{DEVIATIONS}#{paper_section_anchor(name)}"
+                    reason = f"see {anchor}"
+                rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
+                             "measured": measured, "verdict": verdict, "scale": scale,
+                             "reading": reading, "primary": primary, "reason": reason})
     return rows
 
 
 def write_claims(rows: list[dict], out_dir: Path) -> Path:
     path = Path(out_dir) / "claims.md"
+    primary = [r for r in rows if is_primary(r)]
+    counts = Counter(r["verdict"] for r in primary)
     lines = ["# Qualitative claims", "",
-             "| experiment | claim | source | measured | verdict | scale |",
-             "|---|---|---|---|---|---|"]
+             "Under the primary readings: " + ", ".join(f"{counts[v]} {v}"
+                                                        for v in CLAIM_VERDICTS)
+             + " (`inconclusive`: the margin does not exceed twice the seed std of the paired "
+               "difference; counted apart). Every failing or inconclusive claim links its "
+               "reason.", "",
+             "| experiment | reading | claim | source | measured | verdict | reason | scale |",
+             "|---|---|---|---|---|---|---|---|"]
 
     def cell(x: object) -> str:  # a '|' inside a measured text would split the row
         return str(x).replace("|", "\\|").replace("\n", " ")
 
-    lines += ["| " + " | ".join(cell(r[k]) for k in ("experiment", "claim", "source",
-                                                      "measured", "verdict", "scale")) + " |"
-              for r in rows]
+    for r in rows:
+        reading = r.get("reading", "as-written") + ("" if is_primary(r) else " (alt.)")
+        lines.append("| " + " | ".join([cell(r["experiment"]), cell(reading)] + [
+            cell(r[k]) for k in ("claim", "source", "measured", "verdict")]
+            + [linked(cell(r.get("reason", ""))), cell(r["scale"])]) + " |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

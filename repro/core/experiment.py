@@ -138,7 +138,30 @@ class Claim:
 
     text: str
     source: str
-    check: Callable[[list[RunRecord]], tuple[bool, str]]
+    check: Callable[[list[RunRecord]], tuple[bool | None, str]]
+    deviation: str = ""  # docs/deviations.md#anchor linked when it fails or is inconclusive
+
+
+def ordering_verdict(diffs, what: str = "margin") -> tuple[bool | None, str]:
+    """The verdict of an ordering claim from its paired differences over seeds (one per seed,
+    positive in the claim's direction; issue #15 item 3): ``True`` only when the mean margin
+    exceeds twice the sample std of the paired difference, ``False`` when it is below minus
+    twice that std, else ``None`` (``inconclusive``); with fewer than two seeds the noise is
+    unknown and the verdict is ``None``."""
+    d = np.asarray(list(diffs), dtype=float)
+    if d.size == 0:
+        return False, f"{what}: no paired seeds"
+    mean = float(d.mean())
+    if d.size < 2:
+        return None, f"{what} {mean:.3g} on 1 seed (noise unknown: inconclusive)"
+    std = float(d.std(ddof=1))
+    text = (f"{what} {mean:.3g}, 2 x seed std of the paired difference {2 * std:.3g} "
+            f"({d.size} seeds)")
+    if mean > 2 * std:
+        return True, text
+    if mean < -2 * std:
+        return False, text
+    return None, text + " (inconclusive)"
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,15 @@ def write_overview(experiments: dict[str, Experiment],
     out_dir = Path(out_dir)
     groups = sorted({_group(n) for n in experiments} | {_group(r["experiment"])
                                                          for r in comparison})
+    from repro.core.compare import is_primary, reading_findings
+
+    findings = reading_findings(comparison)  # per paper: which reading fits which table best
+    comparison = [r for r in comparison if is_primary(r)]  # the headline: primary readings
     verdicts: dict[str, Counter] = defaultdict(Counter)
     for r in comparison:
         verdicts[_group(r["experiment"])][r["verdict"]] += 1
     claim_counts: dict[str, Counter] = defaultdict(Counter)
-    for c in claims:
+    for c in (c for c in claims if is_primary(c)):
         claim_counts[_group(c["experiment"])][c["verdict"]] += 1
     theory = _theory_by_group(out_dir, groups)
     banner = smoke_banner(comparison)
@@ -72,7 +76,7 @@ def write_overview(experiments: dict[str, Experiment],
              "and its theory checks ([theory.md](theory.md))."
              + (" Speed of the vectorized paths against their loop oracles: "
                 "[bench.md](bench.md)." if (out_dir / "bench.md").is_file() else ""), "",
-             "| paper | experiments | " + " | ".join(VERDICTS) + " | claims pass/fail "
+             "| paper | experiments | " + " | ".join(VERDICTS) + " | claims pass/fail/inconclusive "
              "| theory pass/fail | compute time |", "|---|---|" + "---|" * len(VERDICTS)
              + "---|---|---|"]
     sections = []
@@ -82,7 +86,8 @@ def write_overview(experiments: dict[str, Experiment],
         wall = sum(float(r.timings.get("wall_s", 0.0)) for r in recs)
         v, c, t = verdicts[g], claim_counts[g], theory.get(g, Counter())
         lines.append(f"| {g} | {len(exps)} | " + " | ".join(str(v[k]) for k in VERDICTS)
-                     + f" | {c['pass']}/{c['fail']} | {t['passed']}/{t['failed']} | "
+                     + f" | {c['pass']}/{c['fail']}/{c['inconclusive']} | "
+                     f"{t['passed']}/{t['failed']} | "
                      f"{_hms(wall)} |")
         papers = package_papers(g)  # by title and year (#14 item 6)
         sec = [f"## {g}", "", *([f"Reproduces: {papers}.", ""] if papers else [])]
@@ -93,6 +98,8 @@ def write_overview(experiments: dict[str, Experiment],
             ok = sum(r.ok for r in rs)
             sec.append(f"- **{e.name}** ({scale}): {e.title}; {ok} cells recorded"
                        + (f", {len(rs) - ok} not run" if len(rs) > ok else ""))
+        for finding in sorted({f for e in exps for f in findings.get(e.paper, [])}):
+            sec.append(f"- Readings: {finding}")
         outputs = _outputs(out_dir, g)
         if outputs:
             sec += ["", "Outputs: " + "; ".join(

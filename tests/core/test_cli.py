@@ -41,7 +41,7 @@ def test_run_figures_compare(isolated, capsys):
     assert [r[0] for r in rows] == ["seed", "0", "1", "2", "mean ± std"]
     assert main(["compare", "--scale", "smoke"]) == 0
     claims = (figs / "claims.md").read_text()
-    assert "| pass | smoke |" in claims
+    assert "| pass |  | smoke |" in claims  # verdict, reason (none for a pass), scale
 
 
 def test_unknown_experiment_is_a_clear_error(capsys):

@@ -90,3 +90,82 @@ def test_metric_reading_names_a_missing_metric():
     rec = RunRecord(experiment="toy.readings", config={}, key="k", seed=0, metrics={"value": 1})
     with pytest.raises(KeyError, match="value_sum"):
         read_as([rec], SUMMED)
+
+
+# ---------------------------------------------------------------- item 2: compare per reading
+
+def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
+    import csv
+
+    from repro.core.compare import ReportedRow, compare_readings, write_comparison
+    from repro.core.experiment import Reproduced
+
+    def reproduce(records):
+        vals = tuple(r.metrics["value"] for r in records)
+        return [Reproduced("toy_table", {"row": "a"}, "value", vals, tolerance=0.5),
+                Reproduced("toy_table", {"row": "b"}, "value", vals, tolerance=0.5)]
+
+    exp = Experiment(name="toy.table", title="toy", paper="002_fd6ea8b278c89851.txt", cells=_cells,
+                     run_cell=_run, reported=("toy_table",), reproduce=reproduce,
+                     readings=(PRIMARY, SUMMED))
+    from repro.core.records import RunRecord
+
+    def recs(v):
+        return [RunRecord(experiment="toy.table", config={"seed": s}, key=str(s), seed=s,
+                          metrics={"value": v + 0.01 * s}) for s in range(3)]
+
+    reported = [ReportedRow("toy_table", "002_fd6ea8b278c89851.txt", "T1", (("row", k),),
+                            "value", "10", None) for k in ("a", "b")]
+    rows = compare_readings({"toy.table": exp}, {"toy.table": ("smoke", recs(1.0))},
+                            {"toy.table": {"summed": ("smoke", recs(10.0))}}, reported)
+    assert len(rows) == 2 * len(reported)
+    assert [(r["reading"], r["primary"], r["verdict"]) for r in rows] == [
+        ("text", True, "deviates"), ("text", True, "deviates"),
+        ("summed", False, "match"), ("summed", False, "match")]
+    md, path = write_comparison(rows, tmp_path)
+    with open(path) as f:
+        written = list(csv.DictReader(f))
+    assert len(written) == 4 and {w["reading"] for w in written} == {"text", "summed"}
+    text = md.read_text()
+    headline = text.split("## Readings")[0]
+    assert "2 reported numbers" in headline
+    assert "| 0 | 0 | 2 | 0 | 0 | 2 |" in headline  # primary counts only: both rows deviate
+    assert "| toy.table | summed | no | 2 | 0 | 0 | 0 | 0 | 2 |" in text
+    assert "Rows deviating under the primary reading, under each alternative" in text
+    assert "(match)" in text.split("Rows deviating under the primary reading")[1]
+
+
+# ---------------------------------------------------------------- item 3: honest claims
+
+def test_ordering_claim_below_two_seed_stds_is_inconclusive():
+    from repro.core.experiment import ordering_verdict
+
+    # margin 0.01, paired std 0.01: 0.01 < 2 x 0.01
+    assert ordering_verdict([0.0, 0.01, 0.02])[0] is None
+    assert ordering_verdict([0.10, 0.11, 0.12])[0] is True      # 0.11 > 2 x 0.01
+    assert ordering_verdict([-0.10, -0.11, -0.12])[0] is False
+    assert ordering_verdict([0.3])[0] is None                    # one seed: noise unknown
+    verdict, text = ordering_verdict([0.0, 0.01, 0.02], "gap")
+    assert "inconclusive" in text and "3 seeds" in text
+
+
+def test_failing_and_inconclusive_claims_link_their_reason(tmp_path):
+    from repro.core.compare import check_claims, write_claims
+    from repro.core.experiment import Claim
+    from repro.core.records import RunRecord
+
+    claims = (Claim("always true", "nowhere", lambda r: (True, "ok")),
+              Claim("always false", "nowhere", lambda r: (False, "no"),
+                    deviation="docs/deviations.md#relfair-table-1-deviations"),
+              Claim("noisy", "nowhere", lambda r: (None, "within noise")))
+    exp = Experiment(name="relfair.toy", title="toy", paper="none", cells=_cells,
+                     run_cell=_run, claims=claims)
+    rec = [RunRecord(experiment="relfair.toy", config={}, key="k", seed=0, metrics={})]
+    rows = check_claims({"relfair.toy": exp}, {"relfair.toy": ("smoke", rec)})
+    assert [r["verdict"] for r in rows] == ["pass", "fail", "inconclusive"]
+    assert rows[0]["reason"] == ""
+    assert rows[1]["reason"] == "see docs/deviations.md#relfair-table-1-deviations"
+    assert rows[2]["reason"].startswith("see docs/deviations.md#relfair-")
+    text = write_claims(rows, tmp_path).read_text()
+    assert "1 pass, 1 fail, 1 inconclusive, 0 not_run" in text
+    assert "[docs/deviations.md#relfair-table-1-deviations](../docs/deviations.md#" in text
