@@ -7,7 +7,9 @@ Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); spec ``fairvfl.md`` §2.2-2.5. O
    ([J](12)) to passive parties;
 2. every active party takes ``Q_k^(t)`` local steps on its stale read ([C](11) / [J](14));
    every passive party takes one step ([J] Alg. 3);
-3. every party uploads ``u_k^(t+1)``; the server sets ``z^(t+1) = sum_k u_k^(t+1)``;
+3. every party uploads ``u_k^(t+1)``; the server sets ``z^(t+1) = sum_k u_k^(t+1)``. An active
+   party uploads after each of its local steps ([C] Alg. 1 line 7, [J] Alg. 2 line 8), so a
+   round carries ``sum_k Q_k^(t)`` uploads; the server uses each party's last one;
 4. the server's dual step ``lam^(t+1) = [lam^(t) + beta grad_lam f~_t(theta^(t+1), lam^(t))]_+``.
 
 ``Q_k^(t) = Q`` in mode ``exact`` ([C] Fig. 2) or ``~ Uniform{1..Q}`` in mode ``random``
@@ -84,7 +86,8 @@ class RoundState:
 
 @dataclass(frozen=True)
 class RoundMessages:
-    """What crossed the wire in one round (returned by ``step``)."""
+    """What crossed the wire in one round (returned by ``step``): one broadcast per party and
+    ``Q_k^(t)`` uploads of every active party (1 of every passive party), in party order."""
 
     to_active: tuple[ActiveBroadcast, ...]
     to_passive: tuple[PassiveBroadcast, ...]
@@ -199,7 +202,7 @@ class FairVFL:
         for p, q_k in zip(self.parties, q, strict=True):
             if isinstance(p, ActiveParty):
                 to_active.append(active_msg)
-                uploads.append(p.local_update(active_msg, q_k, step))
+                uploads.extend(p.local_update(active_msg, q_k, step))
             else:
                 to_passive.append(passive_msg)
                 uploads.append(p.local_update(passive_msg, step))

@@ -4,7 +4,8 @@
   uploads into ``z``, broadcasts, takes the projected dual step [C](9) / [J](10).
 - ``ActiveParty`` ([C] Alg. 1, [J] Alg. 2): holds ``X^k`` and the labels/groups; takes
   ``Q_k^(t)`` local steps [C](11) / [J](14) on the stale read
-  ``z~ = z^(t) - u_k^(t) + g_k(th)`` (own block fresh, others as of the round start).
+  ``z~ = z^(t) - u_k^(t) + g_k(th)`` (own block fresh, others as of the round start) and
+  uploads ``g_k(th)`` after every step ([C] Alg. 1 line 7, [J] Alg. 2 line 8).
 - ``PassiveParty`` ([J] Alg. 3): holds ``X^k`` only; one step along ``nu`` per round.
 
 Each party keeps the last ``INBOX_SIZE`` messages it received in ``inbox`` so tests can inspect
@@ -54,21 +55,32 @@ class ActiveParty(_Party):
         super().__init__(index, block, theta0, mu)
         self.groups = groups
 
-    def local_update(self, message: ActiveBroadcast, n_steps: int, step: float) -> Upload:
+    def local_update(self, message: ActiveBroadcast, n_steps: int,
+                     step: float) -> list[Upload]:
+        """``n_steps`` local steps; after each one the party sends ``u_k = g_k(theta_k; X^k)``
+        to the server, as [C] Alg. 1 line 7 and [J] Alg. 2 line 8 print it (the send sits
+        inside the ``while`` loop). Returns the uploads in order; the server's ``z^(t+1)``
+        uses the last one, so the iterates are those of a single upload per round."""
         if not isinstance(message, ActiveBroadcast):
             raise TypeError(f"an active party receives ActiveBroadcast, got {type(message)}")
+        if n_steps < 1:
+            raise ValueError(f"an active party takes at least one local step per round "
+                             f"(Assumption 1), got n_steps={n_steps}")
         self.inbox.append(message)
-        th, inc = self.theta, 0.0
+        th, inc, u_start, u = self.theta, 0.0, self.u, self.u
+        uploads = []
         for q in range(n_steps):
             # Stale read: the other blocks stay at their round-start contribution.
-            z_tilde = message.z if q == 0 else message.z - self.u + self.block.forward(th)
+            z_tilde = message.z if q == 0 else message.z - u_start + u
             nu = self.groups.masked_message(z_tilde, message.lam)
             new = self._gradient_step(th, nu, step)
             inc += self.block.sq_norm(new - th)
             th = new
+            u = self.block.forward(th)
+            uploads.append(Upload(self.index, u))
         self.theta, self.last_increments_sq, self.last_steps = th, inc, n_steps
-        self.u = self.block.forward(th)
-        return self.upload()
+        self.u = u
+        return uploads
 
 
 class PassiveParty(_Party):
@@ -99,10 +111,13 @@ class Server:
         self.inbox: deque = deque(maxlen=INBOX_SIZE)
 
     def receive(self, uploads: list[Upload]) -> None:
+        """``z = sum_k u_k`` over the latest upload of every party (an active party may send
+        several per round, [C] Alg. 1 line 7 / [J] Alg. 2 line 8), summed in party order."""
         self.inbox.extend(uploads)
+        latest = {up.party: up for up in uploads}
         z = np.zeros(self.groups.n)
-        for up in sorted(uploads, key=lambda m: m.party):
-            z = z + up.u
+        for k in sorted(latest):
+            z = z + latest[k].u
         self.z = z
 
     def broadcast_active(self) -> ActiveBroadcast:

@@ -202,11 +202,77 @@ def test_q_local_steps_are_block_jacobi_with_stale_reads():
         lam = np.maximum(0, lam + beta * (np.array([D - eps, -D - eps]) - c * lam))
         msgs = alg.step()
         assert alg.state.kappa == Q * len(blocks)
-        assert len(msgs.uploads) == len(blocks)
+        # [C] Alg. 1 line 7: every party uploads after each of its Q local steps
+        assert len(msgs.uploads) == Q * len(blocks)
     np.testing.assert_allclose(np.concatenate(alg.thetas()), np.concatenate(thetas),
                                rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(alg.server.lam, lam, rtol=1e-11, atol=1e-13)
     assert n == len(alg.server.z)
+
+
+class _LastUploadOnly(ActiveParty):
+    """The discipline before issue #16 item 5: one upload per round, after the last step."""
+
+    def local_update(self, message, n_steps, step):
+        return super().local_update(message, n_steps, step)[-1:]
+
+
+@pytest.mark.parametrize("roles,mode", [("conf", "exact"), ("conf", "random"),
+                                        ("journal", "exact")])
+def test_upload_after_every_local_step_as_printed(roles, mode):
+    """[C] Alg. 1 line 7 / [J] Alg. 2 line 8 send u_k inside the while loop: an active party
+    sends Q_k^(t) uploads per round (each its contribution after that step), a passive party
+    ([J] Alg. 3 line 6) one. The iterates are bitwise those of one upload per round."""
+    X, y, s, blocks = _instance(5)
+    kw = dict(roles=roles, mode=mode, Q=3, eps=0.01, eta=4.0, beta=1.0)
+    alg = _lm(X, y, s, blocks, **kw)
+    old = _lm(X, y, s, blocks, **kw)
+    old.parties = [_LastUploadOnly(p.index, p.block, p.theta, p.mu, p.groups)
+                   if isinstance(p, ActiveParty) else p for p in old.parties]
+    counts_seen = set()
+    for _ in range(30):
+        msgs, msgs_old = alg.step(), old.step()
+        q = [p.last_steps for p in alg.parties]
+        per_party = [sum(u.party == k for u in msgs.uploads) for k in range(len(blocks))]
+        expected = [q_k if isinstance(p, ActiveParty) else 1
+                    for p, q_k in zip(alg.parties, q, strict=True)]
+        assert per_party == expected
+        assert len(msgs.uploads) == alg.state.kappa == sum(expected)
+        assert len(msgs_old.uploads) == len(blocks)
+        counts_seen.add(tuple(per_party))
+        # the last upload of every party is its new contribution X^k theta_k^(t+1)
+        for k, (p, th) in enumerate(zip(alg.parties, alg.thetas(), strict=True)):
+            last = [u for u in msgs.uploads if u.party == k][-1]
+            np.testing.assert_array_equal(last.u, p.block.forward(th))
+        for a, b in zip(alg.thetas(), old.thetas(), strict=True):
+            assert np.array_equal(a, b)  # bitwise
+        assert np.array_equal(alg.server.lam, old.server.lam)
+        assert np.array_equal(alg.server.z, old.server.z)
+    if mode == "random":
+        assert len(counts_seen) > 1  # Q_k^(t) varied, and the counts followed it
+    else:
+        assert counts_seen == {tuple(3 if roles == "conf" or k == 0 else 1
+                                     for k in range(len(blocks)))}
+
+
+def test_intermediate_uploads_are_the_local_iterates():
+    """The q-th upload of a party is X^k theta_k^(t,q) of the stale-read steps [C](11)."""
+    X, y, s, blocks = _instance(6)
+    alg = _lm(X, y, s, blocks, Q=2, eps=0.01, eta=4.0, beta=1.0)
+    alg.step()
+    z0, lam = alg.server.z.copy(), alg.server.lam.copy()
+    thetas0 = alg.thetas()
+    mu = 2 / len(y)
+    msgs = alg.step()
+    for k, b in enumerate(blocks):
+        ups = [u.u for u in msgs.uploads if u.party == k]
+        th = thetas0[k]
+        for q in range(2):
+            z = z0 - X[:, b] @ thetas0[k] + X[:, b] @ th
+            th = th - (X[:, b].T @ _closed_form_nu(y, s, z, lam) + mu * th) / 4.0
+            np.testing.assert_allclose(ups[q], X[:, b] @ th, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="at least one local step"):
+        alg.parties[0].local_update(alg.server.broadcast_active(), 0, 0.1)
 
 
 @pytest.mark.parametrize("model", ["LM", "MLP"])
