@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from repro.core.validation import check_range
+from repro.core.validation import check_choice, check_range
 from repro.relfair.ambiguity import RelativeAmbiguitySet, dual_step
 from repro.relfair.engine import ClientEngine
 from repro.relfair.messages import (
@@ -76,8 +76,32 @@ def _lam_tensor(lam: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.asarray(lam, dtype=np.float64)).to(torch.float32)
 
 
+LOCAL_WORK = ("steps", "epochs")
+
+
+def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
+    """Per-client minibatch steps of ``epochs`` local epochs: ``epochs * ceil(N_i / B)``
+    (App. J.2, "the numbers of local epochs J of all the algorithms except for SAFL to be 5";
+    the primary reading of relfair, issue #15)."""
+    sizes = np.asarray(train_sizes, dtype=np.int64)
+    if sizes.ndim != 1 or sizes.min(initial=1) < 1:
+        raise ValueError(f"train_sizes must be positive client sizes, got {sizes!r}")
+    check_range("epochs", epochs, low=1)
+    check_range("batch", batch, low=1)
+    return epochs * -(-sizes // int(batch))
+
+
 class _Base:
     hyper_type: type = object
+
+    def _local_plan(self, local_steps: int, local_work: str) -> tuple[int, np.ndarray | None]:
+        """``(S, client_steps)``: the round's number of step draws and each client's own
+        count (None: all take ``S``). ``steps``: J SGD steps; ``epochs``: J local epochs,
+        client i taking ``J * ceil(N_i / B)`` steps (:func:`epoch_schedule`)."""
+        if local_work == "steps":
+            return local_steps, None
+        per = epoch_schedule(self.engine.data.train_sizes, local_steps, self.setup.batch)
+        return int(per.max()), per
 
     def __init__(self, engine: ClientEngine, hyper, theta0: Params,
                  generator: torch.Generator, setup: TrainSetup = TrainSetup()) -> None:
@@ -120,11 +144,13 @@ class ScaffPDIAHyper:
     sigma: float = 1e-3
     varsigma: float = 1.0
     local_steps: int = 5
+    local_work: str = "steps"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
             raise ValueError("ambiguity must be a RelativeAmbiguitySet, got "
                              f"{type(self.ambiguity).__name__}")
+        check_choice("local_work", self.local_work, LOCAL_WORK)
         check_range("eta", self.eta, low=0, low_open=True)
         check_range("tau", self.tau, low=0, low_open=True)
         check_range("sigma", self.sigma, low=0, low_open=True)
@@ -145,6 +171,10 @@ class ScaffPDIA(_Base):
         Delta u_i = (theta^r - u_{i,J}) / (eta J)
         theta^{r+1} = theta^r - tau sum_i lambda_i^{r+1} Delta u_i         (line 15, Theta = R^d)
 
+    ``local_work = "epochs"`` (App. J.2's reading, issue #15): one Alg. 2 step is one local
+    epoch, so client i takes ``J ceil(N_i/B)`` minibatch steps and
+    ``Delta u_i = (theta^r - u_i) / (eta J)`` with J the number of epochs.
+
     Scaff-PD is this class with ``phi = 0`` (Lambda = Delta_alpha, A7); Scaffold with the
     singleton ``{1/n}`` (``alpha = 1``, App. J.2), where the losses are not needed.
     """
@@ -161,7 +191,8 @@ class ScaffPDIA(_Base):
         h, st, eng = self.hyper, self.state, self.engine
         theta = st.theta
         msgs: list = [ModelBroadcast(theta)]
-        draws = self._draws(h.local_steps + 1)
+        S, per_client = self._local_plan(h.local_steps, h.local_work)
+        draws = self._draws(S + 1)
         singleton = h.ambiguity.is_singleton
         losses = None if singleton else eng.evaluate(theta, "train")[0]
         _, controls = eng.gradients_at(theta, draws, 0)
@@ -176,7 +207,8 @@ class ScaffPDIA(_Base):
         control = weighted_sum(lam_t, controls)
         msgs.append(ControlBroadcast(control))
         correction = tuple(c.unsqueeze(0) - ci for c, ci in zip(control, controls, strict=True))
-        u, _ = eng.local_sgd(theta, h.eta, draws, range(1, h.local_steps + 1), correction)
+        u, _ = eng.local_sgd(theta, h.eta, draws, range(1, S + 1), correction,
+                             client_steps=per_client)
         deltas = tuple((t.unsqueeze(0) - ui) / (h.eta * h.local_steps)
                        for t, ui in zip(theta, u, strict=True))
         msgs.append(DeltaReport(deltas))
@@ -195,10 +227,12 @@ class FedAvgHyper:
 
     lr: float = 0.1
     local_steps: int = 5
+    local_work: str = "steps"
 
     def __post_init__(self) -> None:
         check_range("lr", self.lr, low=0, low_open=True)
         check_range("local_steps", self.local_steps, low=1)
+        check_choice("local_work", self.local_work, LOCAL_WORK)
 
 
 class FedAvg(_Base):
@@ -208,8 +242,9 @@ class FedAvg(_Base):
 
     def step(self) -> list:
         h, st, eng = self.hyper, self.state, self.engine
-        draws = self._draws(h.local_steps)
-        u, _ = eng.local_sgd(st.theta, h.lr, draws, range(h.local_steps))
+        S, per_client = self._local_plan(h.local_steps, h.local_work)
+        draws = self._draws(S)
+        u, _ = eng.local_sgd(st.theta, h.lr, draws, range(S), client_steps=per_client)
         new_theta = tuple(p.mean(dim=0) for p in u)
         self.state = replace(st, round=st.round + 1, theta=new_theta)
         return [ModelBroadcast(st.theta), ModelReport(u)]
@@ -266,6 +301,7 @@ class DRFAHyper:
     lr: float = 0.1
     local_steps: int = 5
     gamma: float = 1e-3
+    local_work: str = "steps"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
@@ -273,22 +309,28 @@ class DRFAHyper:
         check_range("lr", self.lr, low=0, low_open=True)
         check_range("local_steps", self.local_steps, low=1)
         check_range("gamma", self.gamma, low=0, low_open=True)
+        check_choice("local_work", self.local_work, LOCAL_WORK)
 
 
 class DRFA(_Base):
     """Per round: t' ~ U{0..tau-1}; J local SGD steps, snapshot after t' steps;
     ``theta^{r+1} = sum lambda_i^r u_i``, ``theta_snap = sum lambda_i^r s_i``;
     ``v_i = f_i(theta_snap; xi'_i)`` (fresh minibatch, eval mode);
-    ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + tau gamma v)``."""
+    ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + tau gamma v)``.
+
+    ``local_work = "epochs"``: client i takes ``J ceil(N_i/B)`` steps; tau is then the
+    round's largest count S (t' ~ U{0..S-1}; a client done before t' is snapshot at its end).
+    """
 
     hyper_type = DRFAHyper
 
     def step(self) -> list:
         h, st, eng = self.hyper, self.state, self.engine
-        J = h.local_steps
+        J, per_client = self._local_plan(h.local_steps, h.local_work)
         t_snap = int(torch.randint(0, J, (1,), generator=self.generator))
         draws = self._draws(J + 1)
-        u, snap = eng.local_sgd(st.theta, h.lr, draws, range(J), snapshot_at=t_snap)
+        u, snap = eng.local_sgd(st.theta, h.lr, draws, range(J), snapshot_at=t_snap,
+                                client_steps=per_client)
         lam_t = _lam_tensor(st.lam)
         new_theta = weighted_sum(lam_t, u)
         theta_snap = weighted_sum(lam_t, snap)
@@ -306,29 +348,31 @@ METHODS = ("FedAvg", "Scaffold", "SAFL", "DRFA", "Scaff-PD", "Scaff-PD-IA")
 
 def make_algorithm(method: str, engine: ClientEngine, theta0: Params,
                    generator: torch.Generator, *, alpha: float = 0.2, phi: float = 0.2,
-                   local_steps: int = 5, setup: TrainSetup = TrainSetup(), tau: float = 2.5e-2):
+                   local_steps: int = 5, setup: TrainSetup = TrainSetup(), tau: float = 2.5e-2,
+                   local_work: str = "steps"):
     """The paper's configuration of ``method`` (App. J.2; spec §3.0 table).
 
     ``tau`` (the global step of the Scaffold-type methods) is only changed by the server-step
-    ablation (``relfair.ablation_server_step``).
+    ablation (``relfair.ablation_server_step``). ``local_work``: ``"steps"`` (J local SGD
+    steps) or ``"epochs"`` (J local epochs, App. J.2; :func:`epoch_schedule`); SAFL takes one
+    minibatch step per round under either (App. J.2 excludes it from J).
     """
+    check_choice("local_work", local_work, LOCAL_WORK)
     n = engine.data.n
     dro = RelativeAmbiguitySet(n, alpha, alpha, 0.0)
+    work = {"local_steps": local_steps, "local_work": local_work}
     if method == "FedAvg":
-        return FedAvg(engine, FedAvgHyper(0.1, local_steps), theta0, generator, setup)
+        return FedAvg(engine, FedAvgHyper(0.1, **work), theta0, generator, setup)
     if method == "Scaffold":
-        hyper = ScaffPDIAHyper(RelativeAmbiguitySet(n, 1.0, 1.0, 0.0), tau=tau,
-                               local_steps=local_steps)
+        hyper = ScaffPDIAHyper(RelativeAmbiguitySet(n, 1.0, 1.0, 0.0), tau=tau, **work)
         return ScaffPDIA(engine, hyper, theta0, generator, setup)
     if method == "SAFL":
         return SAFL(engine, SAFLHyper(dro, 0.1, 1e-3), theta0, generator, setup)
     if method == "DRFA":
-        return DRFA(engine, DRFAHyper(dro, 0.1, local_steps, 1e-3), theta0, generator, setup)
+        return DRFA(engine, DRFAHyper(dro, 0.1, gamma=1e-3, **work), theta0, generator, setup)
     if method == "Scaff-PD":
-        return ScaffPDIA(engine, ScaffPDIAHyper(dro, tau=tau, local_steps=local_steps), theta0,
-                         generator, setup)
+        return ScaffPDIA(engine, ScaffPDIAHyper(dro, tau=tau, **work), theta0, generator, setup)
     if method == "Scaff-PD-IA":
-        hyper = ScaffPDIAHyper(RelativeAmbiguitySet(n, alpha, alpha, phi), tau=tau,
-                               local_steps=local_steps)
+        hyper = ScaffPDIAHyper(RelativeAmbiguitySet(n, alpha, alpha, phi), tau=tau, **work)
         return ScaffPDIA(engine, hyper, theta0, generator, setup)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")

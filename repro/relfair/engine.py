@@ -83,22 +83,36 @@ class ClientEngine:
 
     # ----------------------------------------------------------------- local updates (Alg. 2)
     def local_sgd(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
-                  correction: Params | None = None, snapshot_at: int | None = None
-                  ) -> tuple[Params, Params | None]:
+                  correction: Params | None = None, snapshot_at: int | None = None,
+                  client_steps: np.ndarray | None = None) -> tuple[Params, Params | None]:
         """``u_{i,j} = u_{i,j-1} - lr (grad f_i(u_{i,j-1}; xi_{i,j}) + correction_i)``.
 
         ``correction_i = c - c_i`` for the Scaffold family (Alg. 2 line 4), None for plain
         local SGD (FedAvg, DRFA). ``steps`` are the draw indices used in order. With
         ``snapshot_at = t`` the second result is the models after ``t`` steps (DRFA), else None.
+        ``client_steps`` (n,): client i takes only its first ``client_steps[i]`` of ``steps``
+        and then keeps its model (the per-client epoch schedule of App. J.2's reading; its
+        gradients at later steps are computed with the others and multiplied by 0).
         """
+        active = None
+        if client_steps is not None:
+            client_steps = np.asarray(client_steps)
+            if client_steps.shape != (self.data.n,) or client_steps.min() < 0:
+                raise ValueError(f"client_steps must be {self.data.n} non-negative counts, "
+                                 f"got shape {client_steps.shape}")
+            active = torch.from_numpy(client_steps.astype(np.int64))
         if self.backend == "vectorized":
-            return self._local_sgd_stacked(theta, lr, draws, steps, correction, snapshot_at)
+            return self._local_sgd_stacked(theta, lr, draws, steps, correction, snapshot_at,
+                                           active)
         u = stack(theta, self.data.n)
         snap = u if snapshot_at == 0 else None
         for j, s in enumerate(steps, start=1):
             _, g = self.gradients(u, draws.idx[s], None if draws.mask is None else draws.mask[s])
             if correction is not None:
                 g = tuple(gi + ci for gi, ci in zip(g, correction, strict=True))
+            if active is not None:
+                on = (active >= j).to(torch.float32)
+                g = tuple(gi * on.view(-1, *([1] * (gi.dim() - 1))) for gi in g)
             u = tuple(ui - lr * gi for ui, gi in zip(u, g, strict=True))
             if snapshot_at == j:
                 snap = u
@@ -113,8 +127,8 @@ class ClientEngine:
         return self._scratch
 
     def _local_sgd_stacked(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
-                           correction: Params | None, snapshot_at: int | None
-                           ) -> tuple[Params, Params | None]:
+                           correction: Params | None, snapshot_at: int | None,
+                           active: torch.Tensor | None = None) -> tuple[Params, Params | None]:
         """:meth:`local_sgd` on stacked models updated in place: the same operations in the
         same order as the loop (``g += correction; u -= lr * g``), no per-step allocation of
         model-sized tensors."""
@@ -125,9 +139,12 @@ class ClientEngine:
             _, g = self._stacked_gradients(u, draws.idx[s],
                                            None if draws.mask is None else draws.mask[s],
                                            buffers)
+            on = None if active is None else (active >= j).to(torch.float32)
             for ui, gi, ci in zip(u, g, correction or (None,) * len(u), strict=True):
                 if ci is not None:
                     gi.add_(ci)
+                if on is not None:
+                    gi.mul_(on.view(-1, *([1] * (gi.dim() - 1))))
                 ui.sub_(gi.mul_(lr))
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)

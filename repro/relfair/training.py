@@ -71,7 +71,8 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     engine = ClientEngine(data, backend)
     alg = make_algorithm(config["method"], engine, theta0, gen, alpha=ALPHA, phi=PHI,
                          local_steps=config["local_steps"], setup=setup,
-                         tau=config.get("tau", 2.5e-2))
+                         tau=config.get("tau", 2.5e-2),
+                         local_work=config.get("local_work", "steps"))
     for r in range(1, config["rounds"] + 1):
         alg.step()
         st = alg.state
@@ -86,6 +87,14 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     metrics = client_metrics(vl, va)
     counts = data.val_sizes
     metrics["acc_pooled"] = float(np.sum(va * counts) / counts.sum())
+    # the `summed-loss` reading (issue #15): per-client validation losses summed over samples
+    # (the paper never says mean; its Penguins losses are sums), and, as a diagnostic, the
+    # same indices of the client sizes alone
+    summed = vl * counts
+    metrics["R_AB_summed"] = float(relative_fairness_ratio(summed, ALPHA))
+    metrics["gini_summed"] = float(gini(summed))
+    metrics["R_AB_size"] = float(relative_fairness_ratio(counts.astype(float), ALPHA))
+    metrics["gini_size"] = float(gini(counts.astype(float)))
     if alg.state.theta_avg is not None:  # SAFL's averaged iterate (A8), secondary
         al, aa = engine.evaluate(alg.state.theta_avg, "val")
         avg = client_metrics(al, aa)

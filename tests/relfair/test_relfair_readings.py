@@ -1,0 +1,106 @@
+"""relfair's readings (issue #15 item 4): App. J.2's "J = 5 local epochs" as the primary, the
+per-client epoch schedule, Delta u normalised by eta J epochs, the readings' cells."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from repro.core.partition import dirichlet_label_split
+from repro.core.runner import plan
+from repro.relfair.algorithms import TrainSetup, epoch_schedule, make_algorithm
+from repro.relfair.engine import ClientEngine
+from repro.relfair.messages import DeltaReport
+from repro.relfair.models import init_params
+from repro.relfair.problem import draw_round, split_clients
+
+D_IN, N_CLIENTS, BATCH = 20, 6, 16
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 10, 600)
+    X = rng.normal(size=(600, D_IN)).astype(np.float32)
+    X[np.arange(600), y] += 2.0
+    parts = dirichlet_label_split(y, N_CLIENTS, 0.5, rng)
+    return split_clients(X, y, parts, rng)
+
+
+def test_epoch_schedule_is_five_ceil_n_over_b(data):
+    sizes = data.train_sizes
+    expected = [5 * math.ceil(int(n) / BATCH) for n in sizes]
+    got = epoch_schedule(sizes, 5, BATCH)
+    assert got.tolist() == expected
+    assert len(set(expected)) > 1  # a per-client schedule, not a uniform count
+    assert epoch_schedule([16, 17, 1], 5, 16).tolist() == [5, 10, 5]
+    with pytest.raises(ValueError, match="train_sizes"):
+        epoch_schedule([0, 3], 5, 16)
+
+
+@pytest.mark.parametrize("backend", ["loop", "vectorized"])
+def test_each_client_takes_exactly_its_own_count_of_steps(data, backend):
+    per = epoch_schedule(data.train_sizes, 1, BATCH)
+    S = int(per.max())
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
+    draws = draw_round(data, S, BATCH, 50, 0.5, torch.Generator().manual_seed(2))
+    eng = ClientEngine(data, backend)
+    u, _ = eng.local_sgd(theta, 0.05, draws, range(S), client_steps=per)
+    for i, k in enumerate(per.tolist()):
+        ref_k, _ = eng.local_sgd(theta, 0.05, draws, range(k))
+        ref_km1, _ = eng.local_sgd(theta, 0.05, draws, range(k - 1))
+        assert all(torch.equal(a[i], b[i]) for a, b in zip(u, ref_k, strict=True))  # k steps
+        assert not torch.equal(u[0][i], ref_km1[0][i])  # ... and not k - 1
+
+
+def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch):
+    eng = ClientEngine(data, "vectorized")
+    seen = {}
+    real = eng.local_sgd
+
+    def spy(theta, lr, draws, steps, correction=None, snapshot_at=None, client_steps=None):
+        out = real(theta, lr, draws, steps, correction, snapshot_at, client_steps)
+        seen.update(steps=steps, client_steps=client_steps, u=out[0])
+        return out
+
+    monkeypatch.setattr(eng, "local_sgd", spy)
+    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
+    alg = make_algorithm("Scaff-PD-IA", eng, theta0, torch.Generator().manual_seed(2),
+                         local_steps=5, setup=TrainSetup(batch=BATCH), local_work="epochs")
+    msgs = alg.step()
+    per = epoch_schedule(data.train_sizes, 5, BATCH)
+    assert seen["client_steps"].tolist() == per.tolist()
+    assert seen["steps"] == range(1, int(per.max()) + 1)
+    delta = next(m for m in msgs if isinstance(m, DeltaReport)).deltas
+    expect = (theta0[0].unsqueeze(0) - seen["u"][0]) / (1e-2 * 5)
+    assert torch.allclose(delta[0], expect, rtol=0, atol=1e-6)
+    # SAFL ignores the schedule: one FedSGD step per round under every reading
+    safl = make_algorithm("SAFL", eng, theta0, torch.Generator().manual_seed(2),
+                          setup=TrainSetup(batch=BATCH), local_work="epochs")
+    seen.clear()
+    safl.step()
+    assert seen == {}
+    with pytest.raises(ValueError, match="local_work"):
+        make_algorithm("FedAvg", eng, theta0, torch.Generator(), local_work="epoch")
+
+
+def test_table1_readings_touch_the_cells_they_name():
+    from repro.core.registry import load_all
+
+    exp = load_all()["relfair.table1"]
+    assert exp.primary_reading.id == "epochs"
+    assert "local epochs J of all the algorithms except for SAFL to be 5" in \
+        exp.primary_reading.basis
+    readings = {r.id: r for r in exp.select_readings("all")}
+    base = exp.configs("smoke")
+    prim, steps = plan(exp, "smoke"), plan(exp, "smoke", readings["steps"])
+    summed = plan(exp, "smoke", readings["summed-loss"])
+    for c, p, s, m in zip(base, prim, steps, summed, strict=True):
+        assert s.config == c  # `steps` is the package's reading before #15: today's cells
+        assert (p.key != s.key) == (c["method"] != "SAFL")
+        assert p.seed == s.seed  # readings share the cell's randomness
+        assert m.key == p.key  # the metric reading reuses the primary's runs
+    assert readings["summed-loss"].metrics == {"R_AB": "R_AB_summed", "gini": "gini_summed"}
