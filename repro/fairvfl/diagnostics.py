@@ -1,7 +1,8 @@
 """Cheap diagnostics behind the Fair VFL deviation entries (issue #16 item 3, first bullet).
 
 ``DIAGNOSTICS`` is the registry: id -> ``Diagnostic`` (title, the claim it tests, function).
-Each function needs only the data splits and ``repro/reported``: no training run.
+``majority_vs_eo`` needs only the data splits and ``repro/reported`` (no training run);
+``dfpdfn_reading_counts`` reads existing records (a metric reading needs no rerun).
 
 - ``majority_vs_eo``: the constant majority classifier predicts one label for everybody, so its
   TPR and FPR are 0 (or 1) in both groups: it satisfies equalized odds exactly. The EO
@@ -21,6 +22,7 @@ import numpy as np
 
 from repro.core.compare import load_reported
 from repro.fairvfl.data import make_split
+from repro.fairvfl.metric_readings import METRIC_READINGS
 
 DATASETS = ("adult", "compas", "crime")
 EO_ROWS = {  # (reported CSV stem, method name in it, metric): the EO accuracy each table prints
@@ -81,6 +83,45 @@ def majority_vs_eo(datasets: Iterable[str] = DATASETS, seeds: Iterable[int] = ra
     return out
 
 
+_JOURNAL_METHODS = {"FedBCD": ("FedBCD", ""), "FedBCD + EO": ("FedBCD", "eo_"),
+                    "FedBCD + CEO": ("FedBCD", "ceo_"), "FairVFL": ("FairVFL", "")}
+
+
+def dfpdfn_reading_counts(records, stem: str = "fairvfl_journal_table1",
+                          tolerance: float = 0.05) -> dict:
+    """How many DFP/DFN rows of a [J] table each reading of ``METRIC_READINGS`` fits.
+
+    ``records``: objects with ``config`` and ``metrics`` (run records, ``ok`` ones only where
+    the attribute exists). A row fits when the seed mean is within ``tolerance`` of the
+    printed value (spec §8: DFP/DFN +-0.05). Rows without records are counted as missing.
+    Returns per reading ``{"fit": n, "rows": n_with_records, "by_dataset": {...}}`` and
+    ``"missing"``."""
+    recs = [r for r in records if getattr(r, "ok", True)]
+    rows = [r for r in load_reported() if r.stem == stem and r.metric in ("DFP", "DFN")]
+    out = {rid: {"fit": 0, "rows": 0, "by_dataset": {}} for rid in METRIC_READINGS}
+    missing = 0
+    for row in rows:
+        key = dict(row.key)
+        method, prefix = _JOURNAL_METHODS[key["method"]]
+        match = [r for r in recs if r.config.get("dataset") == key["dataset"]
+                 and r.config.get("method") == method
+                 and (method != "FairVFL" or float(r.config["eps"]) == float(key["epsilon"]))]
+        if not match:
+            missing += 1
+            continue
+        for rid, reading in METRIC_READINGS.items():
+            k = prefix + reading.keys[0 if row.metric == "DFP" else 1]
+            mean = float(np.mean([r.metrics[k] for r in match]))
+            fit = abs(mean - row.value) <= tolerance
+            o = out[rid]
+            o["rows"] += 1
+            o["fit"] += int(fit)
+            d = o["by_dataset"].setdefault(key["dataset"], [0, 0])
+            d[0] += int(fit)
+            d[1] += 1
+    return {"readings": out, "missing": missing, "tolerance": tolerance}
+
+
 DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
     Diagnostic("fairvfl.majority_vs_eo",
                "constant majority classifier vs the printed EO accuracies",
@@ -88,4 +129,9 @@ DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
                "classifier, which satisfies equalized odds exactly; [C] Table I and [J] "
                "Table 1 print EO accuracies several points apart for nearly the same LM",
                majority_vs_eo),
+    Diagnostic("fairvfl.dfpdfn_reading_counts",
+               "DFP/DFN rows of [J] Table 1 each metric reading fits (from records)",
+               "[J] §5.2 gives no formula for DFP/DFN; the readings of METRIC_READINGS are "
+               "told apart by how many printed rows they fit (issue #16 item 1)",
+               dfpdfn_reading_counts),
 )}

@@ -40,3 +40,39 @@ def test_eo_optimum_is_never_worse_than_the_constant_classifiers(seed):
         assert np.max(np.abs(prog.A_eq @ p)) <= 1e-15
         assert abs(prog.constant + prog.c @ p - (Y.mean() if p[0] == 0 else 1 - Y.mean())) \
             <= 1e-12
+
+
+def test_reading_counts_on_planted_records():
+    """Records that carry [J]'s printed Crime values under the primary reading, +0.04 under the
+    swapped one (inside +-0.05) and +0.06 under the others (outside)."""
+    from types import SimpleNamespace
+
+    from repro.core.compare import load_reported
+    from repro.fairvfl.diagnostics import dfpdfn_reading_counts
+
+    rows = [r for r in load_reported() if r.stem == "fairvfl_journal_table1"
+            and r.metric in ("DFP", "DFN") and dict(r.key)["dataset"] == "crime"]
+    printed = {(dict(r.key)["method"], dict(r.key)["epsilon"], r.metric): r.value for r in rows}
+    shift = {"": 0.0, "_swap": 0.04, "_joint": 0.06, "_score1": 0.06, "_score0": 0.06}
+
+    def metrics(pairs):
+        m = {}
+        for prefix, label, eps in pairs:
+            for metric in ("DFP", "DFN"):
+                for tail, d in shift.items():
+                    m[f"{prefix}{metric.lower()}{tail}"] = printed[(label, eps, metric)] + d
+        return m
+
+    recs = [SimpleNamespace(ok=True, config={"dataset": "crime", "method": "FedBCD"},
+                            metrics=metrics([("", "FedBCD", ""), ("eo_", "FedBCD + EO", ""),
+                                             ("ceo_", "FedBCD + CEO", "")]))]
+    for eps in sorted({e for (lab, e, _) in printed if lab == "FairVFL"}):
+        recs.append(SimpleNamespace(ok=True, config={"dataset": "crime", "method": "FairVFL",
+                                                     "eps": float(eps)},
+                                    metrics=metrics([("", "FairVFL", eps)])))
+    out = dfpdfn_reading_counts(recs)
+    r = out["readings"]
+    assert out["missing"] == 32  # ADULT and COMPAS rows have no record here
+    assert r["dfpdfn_conditional"]["fit"] == r["dfpdfn_swapped"]["fit"] == 16
+    for rid in ("dfpdfn_joint", "dfpdfn_score_label1", "dfpdfn_score_label0"):
+        assert r[rid]["fit"] == 0 and r[rid]["rows"] == 16
