@@ -27,7 +27,7 @@ def _note(table: str, dataset: str, method: str, metric: str, eps: str, model: s
     if method in ("EO", "CEO", "FedBCD + EO", "FedBCD + CEO"):
         return DEV + "fairvfl-post-processing-baselines-a7-a10"
     if metric in ("DFP", "DFN"):
-        return DEV + "fairvfl-dfpdfn-orientation-a11"
+        return DEV + "fairvfl-dfpdfn-readings-a11"
     if (table.startswith("fairvfl_journal") and dataset == "adult" and method == "FairVFL"
             and metric == "ACC_pct" and eps != "0.5"):
         return DEV + "fairvfl-adult-fair-vfl-keeps-accuracy"
