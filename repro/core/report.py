@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -122,6 +123,9 @@ class Measured:
     paper: str | None = None
     paper_std: str | None = None
     digits: int = 4
+    # the table caption's note on what a cell shows; a subclass with another statistic
+    # (e.g. a population std) says so here
+    note: ClassVar[str] = MEASURED_NOTE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", tuple(float(v) for v in self.values))
@@ -222,8 +226,8 @@ class Table:
                 for j in range(len(self.columns))]
 
     def _full_caption(self) -> str:
-        note = MEASURED_NOTE if any(self._measured_columns()) else ""
-        return " ".join(p for p in (self.caption, note) if p)
+        notes = dict.fromkeys(c.note for r in self.rows for c in r if isinstance(c, Measured))
+        return " ".join(p for p in (self.caption, *notes) if p)
 
     def to_markdown(self) -> str:
         head = "| " + " | ".join(self.columns) + " |"
