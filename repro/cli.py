@@ -169,6 +169,9 @@ def cmd_list(args) -> int:
         cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
         print(f"{name:<28} {'/'.join(exp.scales):<22} {n_cells:<16} {cost}")
         print(f"    {exp.title}")
+        if exp.readings:
+            print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
+                                            for r in exp.select_readings("all")))
     return 0
 
 

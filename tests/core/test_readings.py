@@ -169,3 +169,16 @@ def test_failing_and_inconclusive_claims_link_their_reason(tmp_path):
     text = write_claims(rows, tmp_path).read_text()
     assert "1 pass, 1 fail, 1 inconclusive, 0 not_run" in text
     assert "[docs/deviations.md#relfair-table-1-deviations](../docs/deviations.md#" in text
+
+
+def test_run_reading_flag_selects_readings(isolated):
+    from repro.cli import build_parser
+
+    args = build_parser().parse_args(["run", "relfair.table1", "--reading", "steps"])
+    assert args.reading == "steps"
+    assert build_parser().parse_args(["run", "relfair.table1"]).reading == "all"
+    exp = _exp((PRIMARY, ALT))
+    only_alt = run_experiment(exp, "smoke", progress=False, reading="double")
+    assert [r.config["x"] for r in only_alt.records] == [2.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="has no reading 'nope'; it declares text, double"):
+        run_experiment(exp, "smoke", progress=False, reading="nope")
