@@ -318,14 +318,17 @@ def _read_table(path: Path) -> list[dict]:
 def _table_records(rows: list[dict], experiment: str) -> list[RunRecord]:
     """Rows of a rendered fedmm table as records holding the finals they print (percent ->
     fraction); no curves."""
+    def pct(row, col):  # an ``ours (paper)`` column's "<col> mean", or an older plain column
+        return float(row[f"{col} mean"] if f"{col} mean" in row else row[col]) / 100
+
     out = []
     for k, row in enumerate(rows):
         cfg = {"da": row["DA"], "algorithm": row["algorithm"], "local_steps": int(row["M"]),
                "p": float(row["p"]), "seed": int(row["seed"]),
                "clients": row.get("clients") or "1+1"}
         out.append(RunRecord(experiment=experiment, config=cfg, key=str(k), seed=cfg["seed"],
-                             metrics={"test_acc_full": float(row["final acc (full test)"]) / 100,
-                                      "best_acc": float(row["best acc (subset)"]) / 100},
+                             metrics={"test_acc_full": pct(row, "final acc (full test)"),
+                                      "best_acc": pct(row, "best acc (subset)")},
                              curves={}))
     return out
 
