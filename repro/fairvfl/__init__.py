@@ -29,7 +29,11 @@ _EXPORTS = {
     "FairnessGroups": "objective", "dual_gradient": "objective",
     # post-processing baselines (EO, CEO) and test metrics
     "eo_postprocess": "baselines", "ceo_postprocess": "baselines",
+    "eo_expected": "baselines", "ceo_expected": "baselines", "roc_eo_expected": "roc_eo",
     "metrics_from_scores": "evaluate", "metrics_from_decisions": "evaluate",
+    "metrics_from_predictor": "evaluate",
+    # DFP/DFN readings of [J] §5.2 and the registered diagnostics (issue #16)
+    "METRIC_READINGS": "metric_readings", "DIAGNOSTICS": "diagnostics",
     # the messages of the protocol
     "ActiveBroadcast": "messages", "PassiveBroadcast": "messages", "Upload": "messages",
 }
