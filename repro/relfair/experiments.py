@@ -128,9 +128,18 @@ def table1_reproduce(records: list[RunRecord]) -> list[Reproduced]:
     return out
 
 
+def _reading_of(records: list[RunRecord]) -> str:
+    """The local-work reading the records were run under (`repro figures` renders the
+    primary's)."""
+    works = {r.config.get("local_work", "steps") for r in records
+             if r.ok and r.config.get("method") != "SAFL"}
+    return "/".join(sorted(works)) or "?"
+
+
 def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
     groups = _by(records, "task", "method")
-    table = Table(f"relfair.table1: Table 1 of paper 002 (scale={scale})",
+    table = Table(f"relfair.table1: Table 1 of paper 002 (scale={scale}, reading "
+                  f"{_reading_of(records)})",
                   ["task", "method", *METRICS, "seeds"],
                   caption="Client validation metrics of the last iterate; mean ± sample std "
                           "over seeds. R_AB = top-20%/bottom-20% mean client loss; Gini of "
@@ -252,8 +261,9 @@ TABLE1 = register(Experiment(
     title="Table 1: six FL methods on MNIST/CIFAR-10, accuracy and relative fairness",
     paper=PAPER, cells=table1_cells, run_cell=training_cell, render=table1_render,
     scales=("smoke", "paper"),
-    cost={"smoke": "40 s (CIFAR-10 cells not_run)",
-          "paper": "35 min MNIST, 3 seeds (measured on 2 loaded cores)"},
+    cost={"smoke": "40 s (CIFAR-10 cells not_run; all readings)",
+          "paper": "MNIST, 3 seeds: `steps` 35 min (measured on 2 loaded cores); `epochs` "
+                   "~85 CPU min more (one cell measured: 707 s wall, 2 loaded cores)"},
     data=MNIST_DATA, reported=("relfair_table1",), reproduce=table1_reproduce,
     readings=READINGS,
     claims=(
