@@ -1,8 +1,8 @@
 """``figures/REPORT.md``: one page per run of the whole mission.
 
 Per paper: the tables and figures it produced (linked), the comparison verdict counts, the
-claims passed and failed, the theory checks passed and failed (from ``theory.json`` when
-``python -m theory`` has written it) and the compute time its records took.
+claims passed, failed and inconclusive, the theory checks passed, failed and findings (from
+``theory.json`` when ``python -m theory`` has written it) and the compute time its records took.
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ def _theory_by_group(out_dir: Path, groups: list[str]) -> dict[str, Counter]:
     data = json.loads(path.read_text())
     for check in data.get("checks", []):
         g = _group(check["name"])
-        counts[g if g in groups else "core"]["passed" if check["passed"] else "failed"] += 1
+        # a check whose theorem does not apply reports a finding: neither pass nor fail
+        verdict = check.get("verdict") or ("pass" if check["passed"] else "fail")
+        key = {"pass": "passed", "fail": "failed"}.get(verdict, "findings")
+        counts[g if g in groups else "core"][key] += 1
     return counts
 
 
@@ -77,7 +80,7 @@ def write_overview(experiments: dict[str, Experiment],
              + (" Speed of the vectorized paths against their loop oracles: "
                 "[bench.md](bench.md)." if (out_dir / "bench.md").is_file() else ""), "",
              "| paper | experiments | " + " | ".join(VERDICTS) + " | claims pass/fail/inconclusive "
-             "| theory pass/fail | compute time |", "|---|---|" + "---|" * len(VERDICTS)
+             "| theory pass/fail/finding | compute time |", "|---|---|" + "---|" * len(VERDICTS)
              + "---|---|---|"]
     sections = []
     for g in groups:
@@ -87,7 +90,7 @@ def write_overview(experiments: dict[str, Experiment],
         v, c, t = verdicts[g], claim_counts[g], theory.get(g, Counter())
         lines.append(f"| {g} | {len(exps)} | " + " | ".join(str(v[k]) for k in VERDICTS)
                      + f" | {c['pass']}/{c['fail']}/{c['inconclusive']} | "
-                     f"{t['passed']}/{t['failed']} | "
+                     f"{t['passed']}/{t['failed']}/{t['findings']} | "
                      f"{_hms(wall)} |")
         papers = package_papers(g)  # by title and year (#14 item 6)
         sec = [f"## {g}", "", *([f"Reproduces: {papers}.", ""] if papers else [])]

@@ -21,15 +21,17 @@ def test_overview_counts(tmp_path):
               {"experiment": "constrfl.table4", "verdict": "fail"}]
     (tmp_path / "theory.json").write_text(json.dumps({"checks": [
         {"name": "constrfl.firm", "passed": True}, {"name": "constrfl.rate", "passed": False},
+        {"name": "constrfl.mu_range", "passed": True, "verdict": "finding"},
         {"name": "projections.simplex", "passed": True}]}))
     for ext in ("md", "csv", "tex"):
         (tmp_path / f"constrfl_table4.{ext}").write_text("x")
     path = write_overview({exp.name: exp}, {exp.name: ("paper", recs)}, comparison, claims,
                           tmp_path)
     text = path.read_text()
-    assert "| constrfl | 1 | 2 | 0 | 1 | 0 | 0 | 1/1/0 | 1/1 | 2m02s |" in text
-    assert "| relfair | 0 | 0 | 0 | 0 | 0 | 1 | 0/0/0 | 0/0 | 0m00s |" in text
-    assert "| core | 0 | 0 | 0 | 0 | 0 | 0 | 0/0 | 1/0 | 0m00s |" not in text  # core not listed
+    # the finding counts apart from pass and fail
+    assert "| constrfl | 1 | 2 | 0 | 1 | 0 | 0 | 1/1/0 | 1/1/1 | 2m02s |" in text
+    assert "| relfair | 0 | 0 | 0 | 0 | 0 | 1 | 0/0/0 | 0/0/0 | 0m00s |" in text
+    assert "| core | 0 | 0 | 0 | 0 | 0 | 0 | 0/0/0 | 1/0/0 | 0m00s |" not in text  # core not listed
     assert "[tex](constrfl_table4.tex)" in text
     assert "**constrfl.table4** (paper): QP; 2 cells recorded" in text
 
