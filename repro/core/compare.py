@@ -40,6 +40,8 @@ REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 DEVIATIONS = "docs/deviations.md"
 NON_KEY = ("paper_file", "table", "metric", "value", "std")
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
+# The deviations file lives in the source tree, not in the package: an installed wheel has none,
+# and then the links cannot be verified (the checkout's tests verify them).
 DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
            "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale",
@@ -106,13 +108,18 @@ def heading_anchor(heading: str) -> str:
 
 def check_substitute_link(link: str, row_text: str,
                           deviations: Path = DEVIATIONS_FILE) -> None:
-    """A ``substitute_data`` row must link an existing entry of ``docs/deviations.md``."""
+    """A ``substitute_data`` row must link an existing entry of ``docs/deviations.md``.
+
+    Outside a source checkout (an installed wheel ships no ``docs/``) only the link's form is
+    checked; the entry's existence is checked wherever the file is present (the tests)."""
     where = f"{row_text}: substitute_data={link!r}"
     prefix = f"{DEVIATIONS}#"
     if not link.startswith(prefix):
         raise ValueError(f"{where} must be '{prefix}<anchor>' (the entry showing the paper's "
                          f"data cannot be obtained); give the experiment's reproduce() that link")
-    text = deviations.read_text() if deviations.is_file() else ""
+    if not deviations.is_file():
+        return
+    text = deviations.read_text()
     anchors = {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
     if link[len(prefix):] not in anchors:
         raise ValueError(f"{where} links no entry of {deviations}: add the entry (a heading "

@@ -285,3 +285,8 @@ def test_substitute_data_is_counted_apart_and_refused_without_a_linked_entry(tmp
     check_substitute_link("docs/deviations.md#demo-private-csvs-a1", "row", dev)
     with pytest.raises(ValueError, match="links no entry"):
         check_substitute_link("docs/deviations.md#demo-private-csvs", "row", dev)
+    # an installed wheel has no docs/: the link's form is still checked, its entry cannot be
+    missing = tmp_path / "no-docs" / "deviations.md"
+    check_substitute_link("docs/deviations.md#demo-private-csvs", "row", missing)
+    with pytest.raises(ValueError, match="must be 'docs/deviations.md#"):
+        check_substitute_link("see the paper", "row", missing)
