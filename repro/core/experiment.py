@@ -8,7 +8,6 @@ identity, never from its position in the grid or from global random state.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import numpy as np
 from repro.core.progress import LOGGER
 from repro.core.readings import AS_WRITTEN, Reading, check_readings, select_readings
 from repro.core.records import RunRecord, canonical_json
+from repro.core.seedstats import SeedValues
 from repro.core.validation import check_finite
 
 SCALES = ("smoke", "reduced", "paper")
@@ -88,7 +88,7 @@ class CellResult:
 
 
 @dataclass(frozen=True)
-class Reproduced:
+class Reproduced(SeedValues):
     """One reproduced number, addressed like a row of a reported CSV.
 
     ``key`` holds the CSV's identifying columns (e.g. ``{"dataset": "adult", "method": "FedBCD"}``);
@@ -117,14 +117,6 @@ class Reproduced:
     corrected: str | None = None
     at_most: float | None = None
     substitute_data: str = ""
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.values)) if self.values else math.nan
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else math.nan
 
 
 @dataclass(frozen=True)

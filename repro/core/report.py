@@ -21,6 +21,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from repro.core.seedstats import SeedValues
+
 REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 NO_PAPER_VALUE = "—"
 MEASURED_NOTE = ("Each cell: ours (paper), ours = mean ± sample std over seeds; (—): the paper "
@@ -111,7 +113,7 @@ def smoke_banner(rows: Sequence[dict]) -> str:
 
 
 @dataclass(frozen=True)
-class Measured:
+class Measured(SeedValues):
     """A reproduced cell: ``values`` over seeds, beside the ``paper``'s printed text for it.
 
     ``paper`` is None where the paper prints no value for the cell (an ablation row, a
@@ -130,17 +132,6 @@ class Measured:
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", tuple(float(v) for v in self.values))
 
-    @property
-    def n(self) -> int:
-        return len(self.values)
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.values)) if self.values else math.nan
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else math.nan
 
     @property
     def paper_text(self) -> str:
