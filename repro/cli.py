@@ -396,6 +396,22 @@ def _theory_argv(argv: list[str]) -> list[str] | None:
     return None
 
 
+# joblib's loky backend starts a resource tracker, a process that ignores SIGINT and, once the
+# workers are gone, unlinks what they had registered. After a Ctrl-C the workers' own cleanup
+# may already have removed those files, and the tracker then warns, e.g.
+# "resource_tracker: /dev/shm/...: FileNotFoundError(2, ...)", on the terminal after the
+# one-line interrupt message (seen in CI, stop 23). The tracker reads its warning filters from
+# the interpreter flags it is started with (``sys.warnoptions``), so one filter here, set
+# before any worker exists, silences that module alone; nothing else is filtered.
+_TRACKER_FILTER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+def _quiet_tracker_after_interrupt() -> None:
+    """Pass a warning filter for loky's resource tracker on to the processes it starts."""
+    if _TRACKER_FILTER not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_FILTER)
+
+
 def main(argv: list[str] | None = None) -> int:
     from repro.core.progress import configure_logging
 
@@ -406,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         return _theory_main(theory_argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
+    _quiet_tracker_after_interrupt()
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
