@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check repro theory tests tools
+	$(VENV)/bin/ruff check repro theory bench tests tools scripts
 
 test: $(STAMP) lint
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
@@ -48,7 +48,7 @@ data: $(STAMP)
 	$(VENV)/bin/repro data verify
 
 bench: $(STAMP)
-	$(PY) -m repro.bench
+	$(PY) -m bench
 
 clean:
 	rm -rf results .pytest_cache .ruff_cache

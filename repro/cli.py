@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(args) -> int:
-    from repro.core.registry import load_all
+    from repro.engine.registry import load_all
 
     exps = load_all()
     print(f"{'experiment':<28} {'scales':<22} {'cells':<16} cost (2 cores)")
@@ -180,7 +180,7 @@ def _select(pattern: str):
     closest names when the pattern looks like a typo."""
     import difflib
 
-    from repro.core.registry import load_all, select
+    from repro.engine.registry import load_all, select
 
     try:
         return select(pattern)
@@ -192,7 +192,7 @@ def _select(pattern: str):
 
 
 def cmd_run(args) -> int:
-    from repro.core.runner import run_experiments
+    from repro.engine.runner import run_experiments
 
     if args.list_stale:
         return _list_stale(args)
@@ -223,7 +223,7 @@ def cmd_run(args) -> int:
 
 
 def _list_stale(args) -> int:
-    from repro.core.runner import stale_records
+    from repro.engine.runner import stale_records
 
     total = 0
     for exp in _select(args.name):
@@ -241,8 +241,8 @@ def _list_stale(args) -> int:
 
 
 def _collected(args):
-    from repro.core.registry import load_all
-    from repro.core.runner import collect
+    from repro.engine.registry import load_all
+    from repro.engine.runner import collect
 
     exps = load_all()
     records = {}
@@ -262,7 +262,7 @@ def _collected(args):
 
 def _alternative_readings(args, exps, records):
     """experiment -> reading id -> (scale, records) for every non-primary reading."""
-    from repro.core.runner import collect
+    from repro.engine.runner import collect
 
     out = {}
     for name, exp in exps.items():
@@ -275,8 +275,8 @@ def _alternative_readings(args, exps, records):
 
 
 def cmd_figures(args) -> int:
-    from repro.core.code_identity import rendering_stale
-    from repro.core.runner import collect
+    from repro.engine.code_identity import rendering_stale
+    from repro.engine.runner import collect
 
     out = paths.figures_dir(args.out)
     for exp in _select(args.name):
@@ -297,7 +297,7 @@ def cmd_figures(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from repro.core.compare import (
+    from repro.engine.compare import (
         check_claims,
         compare_readings,
         reading_counts,
@@ -305,8 +305,8 @@ def cmd_compare(args) -> int:
         write_claims,
         write_comparison,
     )
-    from repro.core.overview import write_overview
-    from repro.core.report import paper_name, smoke_banner
+    from repro.engine.overview import write_overview
+    from repro.engine.report import paper_name, smoke_banner
 
     out = paths.figures_dir(args.out)
     exps, records = _collected(args)
@@ -413,7 +413,7 @@ def _quiet_tracker_after_interrupt() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from repro.core.progress import configure_logging
+    from repro.engine.progress import configure_logging
 
     argv = sys.argv[1:] if argv is None else list(argv)
     theory_argv = _theory_argv(argv)

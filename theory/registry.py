@@ -1,6 +1,7 @@
 """Registry of theory checks, module discovery and the run loop.
 
-A check module is any ``theory/<name>.py`` other than the harness modules below. It registers
+A check module is any ``theory/<paper>/<name>.py`` (``theory/core/`` for the projections shared
+by several papers); the harness modules below sit at the top of the package. It registers
 functions ``check(seed: int, size: str) -> CheckResult`` with::
 
     @register("relfair.skewness", paper="002 relfair", claim="s(Lambda) = n ||w||^2")
@@ -56,6 +57,7 @@ class RegisteredCheck:
     claim: str
     func: CheckFn
     module: str
+    seed_name: str = ""  # the name the seed is derived from ("" = name)
 
 
 _REGISTRY: dict[str, RegisteredCheck] = {}
@@ -64,8 +66,13 @@ _IMPORT_ERRORS: dict[str, str] = {}
 _LOADED_PATHS: set[str] = set()
 
 
-def register(name: str, *, paper: str, claim: str) -> Callable[[CheckFn], CheckFn]:
+def register(name: str, *, paper: str, claim: str, seed_name: str = ""
+             ) -> Callable[[CheckFn], CheckFn]:
     """Decorator adding ``check(seed, size) -> CheckResult`` to the registry under ``name``.
+
+    ``seed_name``: the check's seed is ``seed_for(seed_name or name)``; a check renamed after
+    its paper's statement (issue 13) keeps its former name here, so its instances, and so its
+    numbers, do not change with the rename.
 
     Raises ``ValueError`` if another function already holds ``name`` (re-registering the same
     function, e.g. when a module is reloaded, replaces the entry).
@@ -78,7 +85,7 @@ def register(name: str, *, paper: str, claim: str) -> Callable[[CheckFn], CheckF
         old = _REGISTRY.get(name)
         if old is not None and (old.module, _qualname(old.func)) != (module, _qualname(func)):
             raise ValueError(f"check {name!r} is already registered by {old.module}")
-        _REGISTRY[name] = RegisteredCheck(name, paper, claim, func, module)
+        _REGISTRY[name] = RegisteredCheck(name, paper, claim, func, module, seed_name)
         return func
 
     return decorator
@@ -110,10 +117,15 @@ def load_check_modules() -> list[str]:
     """
     package_dir = Path(__file__).resolve().parent
     names = []
-    for info in sorted(pkgutil.iter_modules([str(package_dir)]), key=lambda m: m.name):
-        if info.name in HARNESS_MODULES or info.name.startswith("_"):
+    # theory/<paper>/<check>.py (and theory/core/ for the shared projections): discovery by
+    # walking the package, so a new paper folder or check file needs no list edited
+    walked = pkgutil.walk_packages([str(package_dir)], prefix="theory.")
+    for info in sorted(walked, key=lambda m: m.name):
+        leaf = info.name.rsplit(".", 1)[-1]
+        top_level = info.name.count(".") == 1
+        if info.ispkg or (top_level and leaf in HARNESS_MODULES) or leaf.startswith("_"):
             continue
-        module_name = f"theory.{info.name}"
+        module_name = info.name
         names.append(module_name)
         try:
             importlib.import_module(module_name)
@@ -178,7 +190,7 @@ def run_checks(pattern: str | None = None, size: str = "default",
     for name, entry in _REGISTRY.items():
         if not matches(name, pattern):
             continue
-        seed = seed_for(name)
+        seed = seed_for(entry.seed_name or name)
         start = time.perf_counter()
         try:
             result = entry.func(seed, size)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from repro.core.report import Measured, paper_values
+from repro.engine.report import Measured, paper_values
 
 __all__ = ["PopMeasured", "paper_cell", "paper_d", "pop_mean_std"]
 

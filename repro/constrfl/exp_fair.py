@@ -24,9 +24,9 @@ from repro.constrfl.datasets import adult_b, equal_class_split
 from repro.constrfl.exp_common import PopMeasured, paper_cell
 from repro.constrfl.problems import fairness, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
-from repro.core.experiment import CellResult, Claim, Reproduced, RunContext
-from repro.core.plotting import figure, save_figure
-from repro.core.report import Table, write_table
+from repro.engine.experiment import CellResult, Claim, Reproduced, RunContext
+from repro.engine.plotting import figure, save_figure
+from repro.engine.report import Table, write_table
 
 R = 0.1
 AGREEMENT = 5e-2   # spec §6: Algorithm 1 vs cProx-AL relative difference at most this matches

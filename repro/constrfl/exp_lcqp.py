@@ -20,8 +20,8 @@ from repro.constrfl.exp_common import PopMeasured, paper_cell
 from repro.constrfl.optimality import kkt_residuals
 from repro.constrfl.problems import lcqp_reference, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
-from repro.core.experiment import CellResult, Claim, Reproduced, RunContext
-from repro.core.report import Table, paper_values, write_table
+from repro.engine.experiment import CellResult, Claim, Reproduced, RunContext
+from repro.engine.report import Table, paper_values, write_table
 
 GRID = ((100, 1), (300, 3), (500, 5))
 NS = (1, 5, 10)

@@ -25,9 +25,9 @@ from repro.constrfl.datasets import NP_DATASETS, equal_class_split, load_np_data
 from repro.constrfl.exp_common import PopMeasured, paper_cell, paper_d
 from repro.constrfl.problems import neyman_pearson, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
-from repro.core.experiment import CellResult, Claim, Reproduced, RunContext
-from repro.core.plotting import figure, save_figure
-from repro.core.report import Table, write_table
+from repro.engine.experiment import CellResult, Claim, Reproduced, RunContext
+from repro.engine.plotting import figure, save_figure
+from repro.engine.report import Table, write_table
 
 HYPER = dict(beta=300.0, s_bar=1e-3, rho=0.01, q=0.9, eps1=1e-3, eps2=1e-3)
 CAPS = {"smoke": (20, 100), "paper": (100, 300)}

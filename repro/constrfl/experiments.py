@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from repro.constrfl import exp_fair, exp_lcqp, exp_np
-from repro.core.experiment import Experiment
-from repro.core.registry import register
+from repro.engine.experiment import Experiment
+from repro.engine.registry import register
 
 PAPER = "003_733a787503856876.txt"
 NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),

@@ -16,7 +16,7 @@ Where the sets appear:
   (spec relfair section 1.6, 2.3).
 
 The optimality (KKT) conditions each result satisfies are spelled out in the docstrings;
-``theory/projections.py`` checks them to 1e-10 and compares with cvxpy/Clarabel.
+``theory/core/projections.py`` checks them to 1e-10 and compares with cvxpy/Clarabel.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The qualitative claims of spec ``fairvfl.md`` §9 (and the smoke assertions of §12.3), each a
-function ``records -> (passed, measured text)`` for :class:`repro.core.experiment.Claim`."""
+function ``records -> (passed, measured text)`` for :class:`repro.engine.experiment.Claim`."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.core.compare import load_reported
+from repro.engine.compare import load_reported
 from repro.fairvfl.data import make_split
 from repro.fairvfl.metric_readings import METRIC_READINGS
 

@@ -15,8 +15,8 @@
 
 from __future__ import annotations
 
-from repro.core.experiment import Claim, Experiment
-from repro.core.registry import register
+from repro.engine.experiment import Claim, Experiment
+from repro.engine.registry import register
 from repro.fairvfl import claims as C
 from repro.fairvfl.data import DATASETS, data_files
 from repro.fairvfl.render import (

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.core.plotting import figure, save_figure
-from repro.core.report import Measured, Table, paper_values, write_table
+from repro.engine.plotting import figure, save_figure
+from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.run import mean_over_seeds
 

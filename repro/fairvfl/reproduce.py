@@ -7,7 +7,7 @@ FedBCD/Fair VFL AC +-1.5 pt, FR and HM +-4 pt; EO/CEO AC +-3 pt, FR and HM +-8 p
 
 from __future__ import annotations
 
-from repro.core.experiment import Reproduced
+from repro.engine.experiment import Reproduced
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.run import mean_over_seeds
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from repro.core.experiment import CellResult, RunContext
+from repro.engine.experiment import CellResult, RunContext
 from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.baselines import ceo_expected, ceo_postprocess, eo_expected, eo_postprocess
 from repro.fairvfl.data import make_split

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.core.records import RunRecord
+from repro.engine.records import RunRecord
 from repro.fedmm.models import DA_METHODS
 
 PAPER_SGDA_ROUNDS = 1000  # Sec. 6: "FedSGDA requires more than 1000 rounds of communication"

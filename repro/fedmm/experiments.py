@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from repro.core.experiment import CellResult, Claim, Experiment, Reproduced, RunContext
-from repro.core.plotting import figure, plot_mean_band, save_figure
-from repro.core.records import RunRecord
-from repro.core.registry import register
-from repro.core.report import Measured, Table, paper_values, write_table
+from repro.engine.experiment import CellResult, Claim, Experiment, Reproduced, RunContext
+from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.records import RunRecord
+from repro.engine.registry import register
+from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fedmm import claims
 from repro.fedmm.clients import (
     allocate_split_clients,

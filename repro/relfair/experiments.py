@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.core.experiment import (
+from repro.core.metrics import lorenz_curve
+from repro.engine.experiment import (
     CellResult,
     Claim,
     Experiment,
@@ -23,12 +24,11 @@ from repro.core.experiment import (
     RunContext,
     ordering_verdict,
 )
-from repro.core.metrics import lorenz_curve
-from repro.core.plotting import figure, plot_mean_band, save_figure
-from repro.core.readings import Reading
-from repro.core.records import RunRecord
-from repro.core.registry import register
-from repro.core.report import Table, paper_values, write_table
+from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.readings import Reading
+from repro.engine.records import RunRecord
+from repro.engine.registry import register
+from repro.engine.report import Table, paper_values, write_table
 from repro.relfair.algorithms import METHODS
 from repro.relfair.data import TASKS
 from repro.relfair.training import SCALES, run_training

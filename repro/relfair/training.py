@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from repro.core.experiment import RunContext, cell_seed
 from repro.core.metrics import gini, relative_fairness_ratio
+from repro.engine.experiment import RunContext, cell_seed
 from repro.relfair.algorithms import TrainSetup, make_algorithm
 from repro.relfair.data import load_federated
 from repro.relfair.engine import ClientEngine

@@ -15,7 +15,7 @@ from repro.constrfl.messages import Broadcast, ClientUpload, DualChange, Initial
 from repro.constrfl.problems import lcqp_paper, np_small, qp_ball, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import ExactQuadratic
-from theory.constrfl_common import GroundTruth, solve_subproblem
+from theory.constrfl.common import GroundTruth, solve_subproblem
 
 
 def _merits(problem, mu0, mus, center, beta, prox):

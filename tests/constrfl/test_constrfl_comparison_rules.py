@@ -4,7 +4,7 @@ objective and feasibility rows on substitute data (issue 19, item 4)."""
 from __future__ import annotations
 
 from repro.constrfl import exp_fair, exp_np
-from repro.core.compare import ReportedRow, verdict_for
+from repro.engine.compare import ReportedRow, verdict_for
 
 
 class _Rec:

@@ -12,7 +12,7 @@ from repro.constrfl.datasets import adult_b, equal_class_split, load_np_dataset
 from repro.constrfl.exp_common import pop_mean_std
 from repro.constrfl.problems import fairness, lcqp_reference
 from repro.constrfl.proxal import FedProxAL
-from repro.core.experiment import RunContext
+from repro.engine.experiment import RunContext
 
 
 def _sig(x: float, digits: int) -> str:
@@ -133,9 +133,9 @@ def test_every_linked_deviation_anchor_exists():
 def test_table4_and_table3_smoke_feed_the_comparison(tmp_path):
     import dataclasses
 
-    from repro.core import registry
-    from repro.core.compare import compare
-    from repro.core.runner import run_experiments
+    from repro.engine import registry
+    from repro.engine.compare import compare
+    from repro.engine.runner import run_experiments
 
     exps = {n: registry.get(n) for n in ("constrfl.table3", "constrfl.table4")}
     # n = 1 cells only (the n = 5 smoke cells add nothing to what is asserted here).

@@ -13,7 +13,7 @@ from repro.constrfl.merit import Merit
 from repro.constrfl.problems import lcqp_reference, np_small, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, cholesky_factors
-from repro.core.registry import get
+from repro.engine.registry import get
 
 
 def _key(c):

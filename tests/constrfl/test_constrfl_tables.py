@@ -12,8 +12,8 @@ import pytest
 
 from repro.constrfl import exp_fair, exp_lcqp, exp_np
 from repro.constrfl.exp_common import PopMeasured, paper_cell
-from repro.core.records import RunRecord
-from repro.core.report import REPORTED_DIR
+from repro.engine.records import RunRecord
+from repro.engine.report import REPORTED_DIR
 
 
 def _printed(stem: str, **key) -> dict:

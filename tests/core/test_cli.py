@@ -92,7 +92,7 @@ def test_every_argument_has_help_and_every_command_examples(capsys):
 
 
 def test_unknown_experiment_lists_the_known_ones(capsys):
-    from repro.core.registry import load_all
+    from repro.engine.registry import load_all
 
     assert main(["run", "constrfl.tabel1"]) == 2
     err = capsys.readouterr().err
@@ -106,9 +106,9 @@ def test_unknown_experiment_lists_the_known_ones(capsys):
 
 def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeypatch):
     from repro.cli import main
-    from repro.core.compare import _why_missing
-    from repro.core.registry import load_all
-    from repro.core.runner import collect
+    from repro.engine.compare import _why_missing
+    from repro.engine.registry import load_all
+    from repro.engine.runner import collect
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     monkeypatch.syspath_prepend(str(fixtures))

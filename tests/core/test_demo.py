@@ -8,7 +8,7 @@ import cvxpy as cp
 import numpy as np
 
 from repro.core.data.libsvm import load_a8a
-from repro.core.demo import LogRegConfig, fit, logistic_loss_grad
+from repro.demo.experiments import LogRegConfig, fit, logistic_loss_grad
 
 
 def test_loss_at_zero_is_log2_and_gradient_matches_finite_differences():

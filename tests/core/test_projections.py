@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from repro.core import projections as P
-from theory.projections import (
+from theory.core.projections import (
     kkt_ball,
     kkt_box,
     kkt_capped_simplex,

@@ -50,7 +50,7 @@ def test_importing_the_packages_has_no_registry_side_effects():
     roots, loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                               text=True, check=True).stdout)
     assert roots == []  # before first use, the package roots load none of their submodules
-    assert "repro.core.registry" not in loaded
+    assert "repro.engine.registry" not in loaded
     assert not [m for m in loaded if m.endswith(".experiments") or m.startswith("theory")]
 
 

@@ -93,7 +93,7 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
                   work, env)
     assert "projections.box" in theory.stdout + theory.stderr
 
-    bench = _run([str(py), "-m", "repro.bench", "--quick", "--only", "core.projections"],
+    bench = _run([str(py), "-m", "bench.harness", "--quick", "--only", "core.projections"],
                  work, env)
     assert str(work / "figures" / "bench.md") in bench.stdout
 

@@ -47,7 +47,7 @@ def test_reading_counts_on_planted_records():
     swapped one (inside +-0.05) and +0.06 under the others (outside)."""
     from types import SimpleNamespace
 
-    from repro.core.compare import load_reported
+    from repro.engine.compare import load_reported
     from repro.fairvfl.diagnostics import dfpdfn_reading_counts
 
     rows = [r for r in load_reported() if r.stem == "fairvfl_journal_table1"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.core.compare import load_reported
-from repro.core.experiment import RunContext
 from repro.core.metrics import harmonic_mean
-from repro.core.records import RunRecord
-from repro.core.registry import load_all
+from repro.engine.compare import load_reported
+from repro.engine.experiment import RunContext
+from repro.engine.records import RunRecord
+from repro.engine.registry import load_all
 from repro.fairvfl import claims as C
 from repro.fairvfl.experiments import (
     conf_fig1_cells,
@@ -126,7 +126,7 @@ def test_every_deviation_anchor_of_fairvfl_exists():
     anchors = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
     text = "".join((root / "repro" / "fairvfl" / f).read_text()
                    for f in ("reproduce.py", "claims.py", "experiments.py"))
-    text += (root / "theory" / "fairvfl_security.py").read_text()
+    text += (root / "theory" / "fairvfl" / "security.py").read_text()
     linked = set(re.findall(r'fairvfl-[\w-]+', " ".join(
         re.findall(r'(?:DEV \+ |deviations\.md#)"?([\w-]+)', text))))
     linked |= set(re.findall(r'DEV \+ "([\w-]+)"', text))

@@ -20,7 +20,7 @@ from repro.fedmm.algorithms import (
     build,
     message_fields,
 )
-from theory.fedmm_problems import ExactLocalSolver, QuadOracle, gen_Q
+from theory.fedmm.problems import ExactLocalSolver, QuadOracle, gen_Q
 
 F64 = torch.float64
 
@@ -208,7 +208,7 @@ def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
     import numpy as np
 
     from repro.fedmm.algorithms import Block, build
-    from theory.fedmm_problems import QuadOracle, gen_Q
+    from theory.fedmm.problems import QuadOracle, gen_Q
 
     inst = gen_Q(0, N=2, d1=3, d2=2)
     blocks = (Block("omega", 3, 0.05, 1.0), Block("psi", 2, 0.05, 1.0))

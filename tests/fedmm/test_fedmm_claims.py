@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from repro.core.records import RunRecord
+from repro.engine.records import RunRecord
 from repro.fedmm import claims as C
 
 ROUNDS_SG = [200 * k for k in range(1, 16)]  # FedSGDA evaluated every 200 rounds up to 3000
@@ -135,8 +135,8 @@ def test_verdicts_from_tables(tmp_path):
 
 
 def test_check_claims_maps_none_to_inconclusive():
-    from repro.core.compare import check_claims
-    from repro.core.experiment import Claim, Experiment
+    from repro.engine.compare import check_claims
+    from repro.engine.experiment import Claim, Experiment
 
     exp = Experiment(name="fedmm.fake", title="t", paper="p", cells=lambda s: [],
                      run_cell=lambda c, ctx: None,

@@ -1,6 +1,6 @@
 """The reduced MNIST-M figures average over seeds: _seed_mean groups by config without seed."""
 
-from repro.core.records import RunRecord
+from repro.engine.records import RunRecord
 from repro.fedmm.experiments import _seed_mean
 
 

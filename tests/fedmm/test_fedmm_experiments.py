@@ -8,10 +8,10 @@ import pytest
 import torch
 from PIL import Image
 
-from repro.core.compare import check_claims, compare, load_reported
-from repro.core.experiment import RunContext
-from repro.core.registry import get, load_all
-from repro.core.runner import run_experiment
+from repro.engine.compare import check_claims, compare, load_reported
+from repro.engine.experiment import RunContext
+from repro.engine.registry import get, load_all
+from repro.engine.runner import run_experiment
 from repro.fedmm import training
 from repro.fedmm.clients import allocate_two_clients
 from repro.fedmm.experiments import run_mnist_cell

@@ -10,8 +10,8 @@ import csv
 import numpy as np
 import pytest
 
-from repro.core.records import RunRecord
-from repro.core.report import REPORTED_DIR
+from repro.engine.records import RunRecord
+from repro.engine.report import REPORTED_DIR
 from repro.fedmm import claims as C
 from repro.fedmm.experiments import (
     TABLE_METHODS,

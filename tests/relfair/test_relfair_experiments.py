@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from repro.cli import main
-from repro.core.registry import get
+from repro.engine.registry import get
 from repro.relfair.experiments import CAUSE_NOTES
 from repro.relfair.geometry import FIG1_POINTS, fig1_centers, hexagon_vertices
 from repro.relfair.penguins import grid_search, losses, penguin_clients

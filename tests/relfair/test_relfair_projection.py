@@ -11,7 +11,7 @@ import pytest
 
 from repro.core import projections as P
 from repro.relfair.ambiguity import RelativeAmbiguitySet, dual_step
-from theory.relfair_projection import cvxpy_dual_step, permutohedron_certificate
+from theory.relfair.projection import cvxpy_dual_step, permutohedron_certificate
 
 TOL = 1e-10
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from repro.core.partition import dirichlet_label_split
-from repro.core.runner import plan
+from repro.engine.runner import plan
 from repro.relfair.algorithms import TrainSetup, epoch_schedule, make_algorithm
 from repro.relfair.engine import ClientEngine
 from repro.relfair.messages import DeltaReport
@@ -88,7 +88,7 @@ def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch
 
 
 def test_table1_readings_touch_the_cells_they_name():
-    from repro.core.registry import load_all
+    from repro.engine.registry import load_all
 
     exp = load_all()["relfair.table1"]
     assert exp.primary_reading.id == "epochs"

@@ -11,12 +11,12 @@ import torch
 
 from repro.fedmm.algorithms import LocalGDA
 from theory import registry
-from theory.fedmm_descent import descent_gaps, random_start
-from theory.fedmm_fixed_point import make_fedmm
-from theory.fedmm_lemmas5_8 import lemma_sides
-from theory.fedmm_problems import QuadOracle, gen_Q
-from theory.fedmm_tolerance_gda import ToleranceGDA
-from theory.fedmm_trajectory import constants, phi, record, table3
+from theory.fedmm.descent import descent_gaps, random_start
+from theory.fedmm.fixed_point import make_fedmm
+from theory.fedmm.lemmas5_8 import lemma_sides
+from theory.fedmm.problems import QuadOracle, gen_Q
+from theory.fedmm.tolerance_gda import ToleranceGDA
+from theory.fedmm.trajectory import constants, phi, record, table3
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +222,7 @@ def test_fedmm_t7_tolerance_gda_slope():
 
 
 def test_fedmm_t6_random_start_is_deterministic():
-    from theory.fedmm_descent import check
+    from theory.fedmm.descent import check
 
     a, b = check(0, "small"), check(1, "small")  # the harness seed is unused: fixed streams
     assert json.dumps(a.to_dict(), allow_nan=False) == json.dumps(b.to_dict(), allow_nan=False)

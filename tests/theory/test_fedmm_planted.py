@@ -47,13 +47,13 @@ def plant_upload_no_inv_mu(mp):
 
 
 def plant_l12_no_coupling(mp):
-    from theory.fedmm_problems import NLInstance
+    from theory.fedmm.problems import NLInstance
 
     mp.setattr(NLInstance, "L12", lambda self: max(np.linalg.norm(b, 2) for b in self.q.B))
 
 
 def plant_mu_range_constants(mp):
-    import theory.fedmm_mu_range as m
+    import theory.fedmm.mu_range as m
 
     orig = m.constants
 
@@ -65,7 +65,7 @@ def plant_mu_range_constants(mp):
 
 
 def plant_residual_scaling(mp):
-    import theory.fedmm_inexact as m
+    import theory.fedmm.inexact as m
 
     class Wrong(m.InexactLocalSolver):
         def __init__(self, inst, eps, rng):

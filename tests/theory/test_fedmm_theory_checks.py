@@ -63,7 +63,7 @@ def test_fedmm_t10_one_pass_oracle_equals_weighted_analytic_gradients():
     import numpy as np
     import torch
 
-    from theory.fedmm_toy_dann import ToyOracle, analytic_grads, losses, make_data, mixed_grads
+    from theory.fedmm.toy_dann import ToyOracle, analytic_grads, losses, make_data, mixed_grads
 
     data = make_data(0)
     th = np.random.default_rng(3).standard_normal((2, 17))

@@ -18,17 +18,17 @@ import pytest
 import repro.constrfl.admm as admm
 import repro.constrfl.proxal as proxal
 import repro.core.projections as P
-import theory.constrfl_admm_rate as CA
-import theory.constrfl_inner_bounds as CIB
-import theory.constrfl_outer as CO
-import theory.constrfl_resolvent as CR
-import theory.fairvfl_lemmas as FL
-import theory.fairvfl_rate as FR
-import theory.relfair_convergence as RC
-import theory.relfair_majorization as RM
-import theory.relfair_monotonicity as RMo
-import theory.relfair_phi_selection as RPh
-import theory.relfair_projection as RPj
+import theory.constrfl.admm_rate as CA
+import theory.constrfl.inner_bounds as CIB
+import theory.constrfl.outer as CO
+import theory.constrfl.resolvent as CR
+import theory.fairvfl.lemmas as FL
+import theory.fairvfl.rate as FR
+import theory.relfair.convergence as RC
+import theory.relfair.majorization as RM
+import theory.relfair.monotonicity as RMo
+import theory.relfair.phi_selection as RPh
+import theory.relfair.projection as RPj
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.fairvfl.messages import PassiveBroadcast
@@ -264,7 +264,8 @@ MINE = sorted(n for n in registered() if n.split(".")[0] in
 def _run(name):
     if name.startswith("constrfl.") and hasattr(CO.sweep, "cache_clear"):
         CO.sweep.cache_clear()  # the three Algorithm-1 sweep checks share a cached run
-    return registered()[name].func(seed_for(name), "small")
+    entry = registered()[name]
+    return entry.func(seed_for(entry.seed_name or name), "small")
 
 
 def test_every_check_has_a_plant():

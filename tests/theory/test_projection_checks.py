@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import theory.projections as TP
+import theory.core.projections as TP
 from repro.core import projections as P
 from theory import registry
 from theory.__main__ import main

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from theory import registry
-from theory.relfair_majorization import counterexample
-from theory.relfair_skewness import exact_limit, printed_prop5
+from theory.relfair.majorization import counterexample
+from theory.relfair.skewness import exact_limit, printed_prop5
 
 NAMES = {"relfair.dual_step_projection", "relfair.majorization_bounds", "relfair.skewness",
          "relfair.monotonicity", "relfair.phi_selection", "relfair.convergence",

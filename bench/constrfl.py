@@ -1,0 +1,136 @@
+"""``make bench`` for constrfl (spec §10): the LCQP client step with Cholesky factors against
+the reference script's per-client fresh dense solve every round (the loop oracle of the
+tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it) and for one
+Algorithm-1 run (the factor of Q + rho I, which does not change with k, reused by every outer
+iteration, as ``FedProxAL`` does); and one Algorithm-1 run of a Table 4 cell (vectorized vs
+loop backend) as the per-table wall-time sample."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bench.harness import benchmark, compare_timings
+from repro.constrfl.merit import Merit
+from repro.constrfl.problems import lcqp_reference
+from repro.constrfl.subsolvers import ExactQuadratic, FactorCache
+
+# ADMM rounds per outer iteration in Table 4: ≈ 12 in reference mode (90-140 per run / 11),
+# ≈ 30 in paper mode at n = 10 (310-440 per run / 11-13); 11 outer iterations per run.
+ROUNDS = (12, 30)
+OUTER = 11
+
+
+def _client_rounds(d: int, rounds: int, outer: int = 1, n: int = 10, m: int = 5):
+    """Loop oracle and factorized client step over ``outer`` outer iterations of ``rounds``
+    ADMM rounds each (the prox centre, hence p, changes every outer iteration; Q does not)."""
+    problem = lcqp_reference(d, n, m)
+    blk = problem.clients[0]
+    rng = np.random.default_rng(0)
+    merits = [Merit(blk, rng.standard_normal((n, m)), rng.standard_normal(d), 10.0,
+                    1.0 / ((n + 1) * 10.0)) for _ in range(outer)]
+    lin = rng.standard_normal((n, d))
+    w = rng.standard_normal(d)
+
+    def factorized():
+        cache = FactorCache()             # one per Algorithm-1 run (FedProxAL.factor_cache)
+        out = []
+        for merit in merits:
+            Q, factors = cache.get(merit, 1.0)
+            solver = ExactQuadratic(Q, merit.quadratic_linear(), 1.0, factors=factors)
+            out += [solver.solve(lin, np.broadcast_to(w, (n, d))) for _ in range(rounds)]
+        return out
+
+    def loop():
+        out = []
+        for merit in merits:
+            Q, p = merit.quadratic_form()
+            solver = ExactQuadratic(Q, p, 1.0, factorize=False)  # fresh solve every round
+            out += [solver.solve(lin, np.broadcast_to(w, (n, d))) for _ in range(rounds)]
+        return out
+
+    return loop, factorized
+
+
+@benchmark("constrfl.client_step")
+def _client_step() -> list[dict]:
+    rows = []
+    for rounds in ROUNDS:
+        for d in (100, 300, 500):
+            loop, fast = _client_rounds(d, rounds)
+            rows.append(compare_timings(
+                f"LCQP client step, n=10, one outer iteration (factor computed), {rounds} "
+                f"rounds, d={d}", loop, fast, repeat=3))
+    for d in (100, 300, 500):
+        loop, fast = _client_rounds(d, ROUNDS[0], OUTER)
+        rows.append(compare_timings(
+            f"LCQP client step, n=10, one run ({OUTER} outer x {ROUNDS[0]} rounds, factor "
+            f"reused), d={d}", loop, fast, repeat=1))
+    return rows
+
+
+@benchmark("constrfl.table4_cell")
+def _table4_cell() -> list[dict]:
+    from repro.constrfl.exp_lcqp import solve_cell
+
+    return [compare_timings(
+        "Table 4 cell (n=10, d=300, m=3, trial 0, reference mode): cProx-AL + Algorithm 1",
+        lambda: solve_cell(10, 300, 3, 0, "reference", backend="loop"),
+        lambda: solve_cell(10, 300, 3, 0, "reference"), repeat=1)]
+
+
+def _cell_prefix(table: str, solver: str, k_max: int):
+    """Algorithm 1 on one Table 1 / Table 2 cell for the first ``k_max`` outer iterations:
+    ``solver`` = the batched Newton (all clients of a round at once) or ``"lbfgsb"`` with the
+    loop backend (one scipy L-BFGS-B per client and round, the oracle)."""
+    from repro.constrfl import exp_fair, exp_np
+    from repro.constrfl.problems import unit_sphere_w0
+    from repro.constrfl.proxal import FedProxAL
+
+    if table == "table1":         # adult-a, n = 20, trial 0: the issue's Table 1 target cell
+        problem, _, _ = exp_np.np_problem("adult-a", 20, False)
+        cfg = exp_np.config_for("paper", k_max, 300)
+        w0 = unit_sphere_w0(problem.d, 0)
+    else:                         # adult-b, n = 5, trial 1, the paper's hyperparameters (A4)
+        problem = exp_fair.fair_problem(5, 0)[0]
+        cfg = exp_fair.config_for("paper", k_max, 50)
+        w0 = unit_sphere_w0(problem.d, 1)
+    backend = "loop" if solver == "lbfgsb" else "vectorized"
+    cfg = cfg.replace(solver=solver)
+
+    def run():
+        return FedProxAL(problem, cfg, w0, backend=backend).run()
+
+    return run
+
+
+def cell_flops(run) -> tuple[int, int, float]:
+    """``(matrix-product flops, ADMM rounds, CPU seconds)`` of one call of ``run``."""
+    import time
+
+    from repro.constrfl.blocks import count_flops
+
+    with count_flops() as fc:
+        t0 = time.process_time()
+        st = run()
+        cpu = time.process_time() - t0
+    return fc.flops, int(sum(st.admm_rounds)), cpu
+
+
+@benchmark("constrfl.table_cells")
+def _table_cells() -> list[dict]:
+    """Issue 19 item 2: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
+    paper's hyperparameters), oracle vs batched, over the first outer iterations (the full
+    oracle run takes hours); the case names the batched run's flop count and achieved rate."""
+    rows = []
+    for table, solver, k, label in (
+            ("table1", "newton", 1, "Table 1 adult-a n=20 trial 0, K=1 (300 ADMM rounds)"),
+            ("table2", "newton_clip", 3, "Table 2 adult-b n=5 trial 1 paper set, K=3 "
+                                         "(150 ADMM rounds)")):
+        fast, oracle = _cell_prefix(table, solver, k), _cell_prefix(table, "lbfgsb", k)
+        row = compare_timings(label, oracle, fast, repeat=1)
+        flops, rounds, cpu = cell_flops(fast)
+        row["case"] += (f": batched {flops / 1e9:.3g} GFlop of matrix products in {cpu:.3g} "
+                        f"CPU s = {flops / cpu / 1e9:.3g} GFlop/s, "
+                        f"{1e3 * cpu / rounds:.3g} ms per ADMM round")
+        rows.append(row)
+    return rows

@@ -1,0 +1,81 @@
+"""``make bench`` for paper 004: one local GDA step of the two clients, vmapped vs a per-client
+loop, for each DA method (MNIST CNN, batch 64 per client), on the CPU and, when a GPU is
+present, on CUDA; the case names carry local steps per second of both paths and mark the one
+:func:`repro.fedmm.training.choose_backend` picks for that device (loop on CPU, vmapped on
+CUDA). Also a FedMM round on the quadratic theory instance."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from bench.harness import benchmark, best_time
+from repro.fedmm.algorithms import Block, LocalGDA, build
+from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.models import DA_METHODS, MnistNet
+from repro.fedmm.problem import DAProblem
+from repro.fedmm.training import choose_backend
+
+
+def _problem(net: MnistNet, batch: int = 64, n: int = 512,
+             device: str = "cpu") -> DAProblem:
+    g = torch.Generator().manual_seed(0)
+    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    sy = torch.randint(0, 10, (n,), generator=g)
+    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    rngs = [(np.random.default_rng([i, 0]), np.random.default_rng([i, 1])) for i in range(2)]
+    gens = [torch.Generator().manual_seed(i) for i in range(2)]
+    return DAProblem(net, 1.0, allocate_two_clients(n, n, 1.0), sx.to(device), sy.to(device),
+                     tx.to(device), batch, rngs, gens)
+
+
+def _devices() -> list[str]:
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@benchmark("fedmm.local_step")
+def _local_step() -> list[dict]:
+    """CPU loop vs CPU vmapped (and the same on CUDA when a GPU is present); the backend
+    :func:`repro.fedmm.training.choose_backend` picks for each device is marked."""
+    rows = []
+    for device in _devices():
+        chosen = choose_backend(device)
+        sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        for method in DA_METHODS:
+            net = MnistNet(method)
+            theta0 = net.init(torch.Generator().manual_seed(0)).to(device)
+            eta = torch.full((net.dim,), 0.01, device=device)
+            mu, scale = torch.ones(net.dim, device=device), torch.ones(net.dim, device=device)
+            duals = torch.zeros(2, net.dim, device=device)
+            prob = _problem(net, device=device)
+            args = (theta0, 0, eta, scale, mu, duals)
+
+            def timed(solver, args=args, sync=sync):
+                solver(*args)
+                sync()
+
+            fast = LocalGDA(prob, 1, "vectorized")
+            loop = LocalGDA(prob, 1, "loop")
+            t_loop = best_time(lambda loop=loop, timed=timed: timed(loop), repeat=3)
+            t_fast = best_time(lambda fast=fast, timed=timed: timed(fast), repeat=3)
+            mark = {"loop": f"loop {1 / t_loop:.2f} steps/s", "vectorized":
+                    f"vmapped {1 / t_fast:.2f} steps/s"}
+            mark[chosen] = "*" + mark[chosen] + " (chosen)*"
+            rows.append({"case": f"{device}, {method}: 2 clients x batch 64, one FedMM local "
+                                 f"step; {mark['vectorized']}, {mark['loop']}",
+                         "baseline_s": t_loop, "fast_s": t_fast})
+    return rows
+
+
+@benchmark("fedmm.quadratic_round")
+def _quadratic_round() -> list[dict]:
+    from theory.fedmm.problems import QuadOracle, gen_Q
+
+    inst = gen_Q(0, N=8, d1=6, d2=4)
+    blocks = (Block("omega", 6, 0.05, 1.0), Block("psi", 4, 0.05, 1.0))
+    th = torch.zeros(10, dtype=torch.float64)
+    fast = build("FedMM", blocks, th, QuadOracle(inst), local_steps=20)
+    loop = build("FedMM", blocks, th, QuadOracle(inst), local_steps=20, backend="loop")
+    return [{"case": "FedMM round, quadratic N=8, d=10, M=20",
+             "baseline_s": best_time(loop.step, repeat=5), "fast_s": best_time(fast.step,
+                                                                                repeat=5)}]

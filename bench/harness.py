@@ -1,0 +1,294 @@
+"""``make bench``: speed of the vectorized paths as ratios to their loop oracles.
+
+Each benchmark times a vectorized implementation against the plain loop that the tests use as
+its equality oracle, in the same process, and reports best-of-``repeat`` wall times and the
+ratio loop / vectorized. Papers add benchmarks in ``bench/<paper>.py`` with
+:func:`benchmark`; ``python -m bench [--only GLOB]`` runs them and writes
+``figures/bench.md``: the machine (cores, BLAS, torch threads), then per benchmark what one
+timed call is, the target from the paper's issue next to each measured ratio, and the times.
+``--quick`` times every call once without warm-up (a fast pass that checks every benchmark
+still runs; its ratios are noisy).
+
+The registry lives here, in ``bench.harness``, not in the ``python -m bench`` entry
+module: run as ``__main__`` that module is a second copy, and benchmarks registered through
+``bench.harness`` would land in a registry ``main`` never reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+_BENCHMARKS: dict[str, Callable[[], list[dict]]] = {}
+
+
+def benchmark(name: str):
+    """Register ``fn() -> list of rows`` (dicts with ``case``, ``baseline_s``, ``fast_s``)."""
+
+    def deco(fn):
+        _BENCHMARKS[name] = fn
+        return fn
+
+    return deco
+
+
+_QUICK = False
+
+
+def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
+    """Best wall time of ``repeat`` calls (after one warm-up call); one call, no warm-up, under
+    ``--quick``."""
+    if not _QUICK:
+        fn()
+    best = np.inf
+    for _ in range(1 if _QUICK else repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def compare_timings(case: str, baseline: Callable[[], object], fast: Callable[[], object],
+                    repeat: int = 5) -> dict:
+    return {"case": case, "baseline_s": best_time(baseline, repeat),
+            "fast_s": best_time(fast, repeat)}
+
+
+@benchmark("core.projections")
+def _projections() -> list[dict]:
+    from repro.core.projections import capped_simplex_projection, simplex_projection
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for batch, d in ((1000, 10), (1000, 100), (200, 1000)):
+        x = rng.normal(size=(batch, d))
+        rows.append(compare_timings(
+            f"simplex, batch {batch} x d {d}",
+            lambda x=x: [simplex_projection(r) for r in x], lambda x=x: simplex_projection(x)))
+        cap = 2.0 / d
+        rows.append(compare_timings(
+            f"capped simplex (cap 2/d), batch {batch} x d {d}",
+            lambda x=x, cap=cap: [capped_simplex_projection(r, cap) for r in x],
+            lambda x=x, cap=cap: capped_simplex_projection(x, cap)))
+    return rows
+
+
+@benchmark("core.demo")
+def _demo_gradient() -> list[dict]:
+    from repro.core.data.libsvm import load_a8a
+    from repro.demo.experiments import logistic_loss_grad
+
+    data = load_a8a("train")
+    X, y = data.X, data.y.astype(float)
+    w = np.random.default_rng(0).normal(scale=0.1, size=X.shape[1] + 1)
+
+    def per_sample():
+        g = np.zeros_like(w)
+        for xi, yi in zip(X, y, strict=True):
+            m = yi * (xi @ w[:-1] + w[-1])
+            c = -yi / (1 + np.exp(m)) / len(y)
+            g[:-1] += c * xi
+            g[-1] += c
+        g[:-1] += 1e-4 * w[:-1]
+        return g
+
+    return [compare_timings(f"logistic gradient, a8a n={len(y)} d={X.shape[1]}", per_sample,
+                            lambda: logistic_loss_grad(w, X, y, 1e-4), repeat=3)]
+
+
+def machine() -> str:
+    """Cores, BLAS library and threads, torch threads: what the timings depend on."""
+    import platform
+
+    import torch
+    from threadpoolctl import threadpool_info
+
+    blas = ", ".join(f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} "
+                     f"threads)" for i in threadpool_info() if i.get("user_api") == "blas")
+    return (f"{os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+            f"numpy {np.__version__} with BLAS {blas or 'unknown'}, torch {torch.__version__} "
+            f"with {torch.get_num_threads()} threads, Python {platform.python_version()}")
+
+
+def load_benchmarks() -> dict[str, Callable[[], list[dict]]]:
+    """Import every module of this package but the harness (discovery: one module per paper,
+    none listed here) and return the benchmarks they registered."""
+    import pkgutil
+
+    here = Path(__file__).resolve().parent
+    for mod in sorted(m.name for m in pkgutil.iter_modules([str(here)])):
+        if mod not in ("harness", "__main__"):
+            importlib.import_module(f"bench.{mod}")
+    return dict(sorted(_BENCHMARKS.items()))
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a benchmark measures and the target its paper's issue states.
+
+    ``call``: what one timed call does (so ``s / call`` is a per-round or per-step time);
+    ``text``: the target as stated; ``min_ratio``: the numeric target, checked on the cases
+    whose name contains ``where`` (None: no numeric target).
+    """
+
+    call: str
+    text: str = "no numeric target"
+    min_ratio: float | None = None
+    where: str = ""
+
+    def verdict(self, case: str, ratio: float) -> str:
+        if self.min_ratio is None:
+            return self.text
+        if self.where not in case:
+            return f"(target at {self.where})"
+        return f"≥ {self.min_ratio:g}×: " + ("met" if ratio >= self.min_ratio else "NOT met")
+
+
+# The targets of the paper issues (#4 constrfl, #5 relfair, #6 fairvfl, #7 fedmm).
+TARGETS: dict[str, Target] = {
+    "core.projections": Target("one batch of projections"),
+    "core.demo": Target("one full logistic gradient on a8a"),
+    "constrfl.client_step": Target(
+        "the 10 clients' LCQP steps over the ADMM rounds the case names",
+        "≥ 15× at d=300 (issue #4, spec constrfl §10)", 15.0, "d=300"),
+    "constrfl.table4_cell": Target("one Table 4 cell: cProx-AL + Algorithm 1",
+                                   "no numeric target (per-table wall-time sample)"),
+    "constrfl.table_cells": Target(
+        "Algorithm 1's first outer iterations of the cell the case names",
+        "whole cells: Table 2 <= 3 min, Table 1 adult-a n=20 <= 2 min on one core (issue #19; "
+        "the case gives the batched run's flops and rate)"),
+    "relfair.client_round": Target("one communication round of the 100 clients",
+                                   "≥ 3.5× at 100 clients (issue #5)", 3.5, "100 clients"),
+    "relfair.dual_step": Target("one dual step (projection onto Lambda_phi)",
+                                "no numeric target (exact projection vs cvxpy, issue #5)"),
+    "fairvfl.round": Target("one communication round",
+                            "vs the per-sample loop; no numeric target (issue #6)"),
+    "fairvfl.per_round_cost": Target(
+        "one communication round", "per-round costs of spec fairvfl §12.1; the 'ratio' "
+        "compares two methods, not a loop with its vectorization"),
+    "fedmm.local_step": Target("one local GDA step of both clients",
+                               "vmapped vs per-client loop; no numeric target on CPU (issue #7)"),
+    "fedmm.quadratic_round": Target("one FedMM round (M = 20 local steps)",
+                                    "no numeric target"),
+}
+
+
+def _run_one(fn: Callable[[], list[dict]]) -> tuple[list[dict], str, str]:
+    """Rows, the torch threads it ran with (``"2"``, or ``"2 -> 1"`` when the benchmark pins
+    its own count), and an error (empty if none). The process's thread count is restored."""
+    import torch
+
+    threads = torch.get_num_threads()
+    rows, error = [], ""
+    try:
+        rows = fn()
+    except Exception as exc:  # one failing benchmark must not hide the others
+        error = f"{type(exc).__name__}: {exc}"
+    used = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    return rows, str(threads) if used == threads else f"{threads} -> {used}", error
+
+
+def _measured(target: Target, rows: list[dict]) -> tuple[str, str]:
+    """Summary cells: the ratios (those of the target's cases where it has a numeric target,
+    else their range) and the verdict."""
+    ratios = [(r["case"], r["baseline_s"] / r["fast_s"]) for r in rows]
+    if not ratios:
+        return "no cases", "—"
+    if target.min_ratio is None:
+        lo, hi = min(x for _, x in ratios), max(x for _, x in ratios)
+        span = f"{lo:.1f}×" if len(ratios) == 1 else f"{lo:.1f}× to {hi:.1f}× ({len(ratios)} cases)"
+        return span, "—"
+    checked = [x for c, x in ratios if target.where in c]
+    if not checked:
+        return "; ".join(f"{x:.1f}×" for _, x in ratios), f"no case at {target.where}"
+    met = sum(x >= target.min_ratio for x in checked)
+    verdict = ("met" if met == len(checked) else "NOT met") + (
+        f" in {met} of {len(checked)} cases" if len(checked) > 1 else "")
+    return ", ".join(f"{x:.1f}×" for x in checked) + f" at {target.where}", verdict
+
+
+def render(results: dict[str, tuple[list[dict], str, str]], machine_line: str,
+           quick: bool = False) -> str:
+    """``bench.md``: the machine, a summary of targets, then every case's times and ratio."""
+    lines = ["# Benchmarks", "",
+             "Every benchmark times a vectorized path (\"vectorized\") against the plain loop "
+             "the tests use as its equality oracle (\"oracle\"), both in this one process; "
+             "times are the best of N calls, per call (what one call is: see each section); "
+             "ratio = oracle / vectorized.", "", f"Machine: {machine_line}", ""]
+    if quick:
+        lines += ["**Quick run** (`--quick`: one call each, no warm-up): the ratios are "
+                  "indicative only.", ""]
+    lines += ["| benchmark | target | measured | verdict |", "|---|---|---|---|"]
+    for name, (rows, _, error) in results.items():
+        target = TARGETS.get(name, Target("one call"))
+        if error:
+            lines.append(f"| {name} | {target.text} | failed: {error} | failed |")
+        else:
+            measured, verdict = _measured(target, rows)
+            lines.append(f"| {name} | {target.text} | {measured} | {verdict} |")
+    for name, (rows, threads, error) in results.items():
+        target = TARGETS.get(name, Target("one call"))
+        lines += ["", f"## {name}", "",
+                  f"One call: {target.call}. Target: {target.text}. Torch threads: {threads}.",
+                  ""]
+        if error:
+            lines.append(f"Failed: {error}")
+            continue
+        lines += ["| case | oracle s / call | vectorized s / call | ratio | target |",
+                  "|---|---|---|---|---|"]
+        for r in rows:
+            ratio = r["baseline_s"] / r["fast_s"]
+            tgt = "—" if target.min_ratio is None else target.verdict(r["case"], ratio)
+            lines.append(f"| {r['case']} | {r['baseline_s']:.4g} | {r['fast_s']:.4g} | "
+                         f"{ratio:.1f}x | {tgt} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _QUICK
+
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="*", help="glob over benchmark names (default: all)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="directory of bench.md (default: $FEDREPRO_FIGURES, else the "
+                             "checkout's figures/, else ./figures; see `repro where`)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one call per timing, no warm-up: checks that every benchmark "
+                             "runs; ratios are indicative only")
+    args = parser.parse_args(argv)
+    from repro.core.paths import figures_dir
+
+    args.out = figures_dir(args.out)
+    chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}
+    machine_line = machine()
+    print(f"Machine: {machine_line}")
+    if not chosen:
+        print(f"no benchmark matches {args.only!r}", file=sys.stderr)
+        return 2
+    _QUICK, was = args.quick, _QUICK
+    results = {}
+    try:
+        for name, fn in chosen.items():
+            results[name] = _run_one(fn)
+            rows, _, error = results[name]
+            print(f"{name}: " + (f"failed: {error}" if error else "; ".join(
+                f"{r['case']}: {r['baseline_s'] / r['fast_s']:.1f}x" for r in rows)),
+                flush=True)
+    finally:
+        _QUICK = was
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.md").write_text(render(results, machine_line, args.quick))
+    print(f"wrote {args.out / 'bench.md'}")
+    return 1 if any(error for _, _, error in results.values()) else 0

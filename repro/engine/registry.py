@@ -1,0 +1,79 @@
+"""The registry of experiments, filled by discovery.
+
+:func:`load_all` walks the subpackages of :mod:`repro` (every one except ``core`` and
+``engine``) and imports each one's ``experiments`` module, or every module of its
+``experiments/`` package; those modules call :func:`register` at import. A new paper package
+with an ``experiments/`` folder is found with no list edited (``tests/engine/test_layout.py``
+adds a throwaway one). Extra modules named in ``$FEDREPRO_PLUGINS`` (comma separated) are
+imported too, so a user can add experiments without touching the package.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import os
+import pkgutil
+
+import repro
+from repro.engine.experiment import Experiment
+
+_REGISTRY: dict[str, Experiment] = {}
+
+NOT_PAPERS = frozenset({"core", "engine", "reported"})
+
+
+def register(exp: Experiment) -> Experiment:
+    """Add ``exp``; registering the same name twice with a different object is an error."""
+    old = _REGISTRY.get(exp.name)
+    if old is not None and old is not exp:
+        raise ValueError(f"experiment {exp.name!r} is already registered")
+    _REGISTRY[exp.name] = exp
+    return exp
+
+
+def experiment_modules() -> list[str]:
+    """The modules that define experiments: ``repro.<pkg>.experiments`` and, where that is a
+    package, each of its modules (sorted, so registration order never depends on the disk)."""
+    found = []
+    for pkg in sorted(m.name for m in pkgutil.iter_modules(repro.__path__) if m.ispkg):
+        if pkg in NOT_PAPERS:
+            continue
+        name = f"repro.{pkg}.experiments"
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # a package without experiments (none today)
+                continue
+            raise
+        found.append(name)
+        if hasattr(mod, "__path__"):
+            found += sorted(f"{name}.{m.name}" for m in pkgutil.iter_modules(mod.__path__))
+    return found
+
+
+def load_all() -> dict[str, Experiment]:
+    for mod in experiment_modules():
+        importlib.import_module(mod)
+    for mod in filter(None, os.environ.get("FEDREPRO_PLUGINS", "").split(",")):
+        importlib.import_module(mod.strip())
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get(name: str) -> Experiment:
+    exps = load_all()
+    if name not in exps:
+        raise KeyError(f"no experiment {name!r}; `repro list` shows {len(exps)}: "
+                       + ", ".join(exps))
+    return exps[name]
+
+
+def select(pattern: str) -> list[Experiment]:
+    """Experiments whose name matches a glob (``all`` means every one)."""
+    exps = load_all()
+    if pattern == "all":
+        return list(exps.values())
+    chosen = [e for n, e in exps.items() if fnmatch.fnmatchcase(n, pattern)]
+    if not chosen:
+        raise KeyError(f"no experiment matches {pattern!r}; known: " + ", ".join(exps))
+    return chosen

@@ -1,0 +1,313 @@
+"""Tables: one in-memory form, written as Markdown, CSV and LaTeX side by side; the papers
+named by title and year.
+
+A reproduced number is a :class:`Measured` cell: its values over seeds and the value the paper
+prints for the same cell. Markdown and LaTeX show it as ``ours (paper)``
+(``82.82 ± 0.39 (83.0 ± 0.0)``; ``(—)`` where the paper prints nothing for that cell); the CSV
+gives each such column as numbers in separate columns: ``<col> mean``, ``<col> std``,
+``<col> n``, ``<col> paper``, ``<col> paper std``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from repro.engine.seedstats import SeedValues
+
+REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
+NO_PAPER_VALUE = "—"
+MEASURED_NOTE = ("Each cell: ours (paper), ours = mean ± sample std over seeds; (—): the paper "
+                 "prints no value for this cell.")
+_MEASURED_PARTS = ("mean", "std", "n", "paper", "paper std")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper file of ``shared/papers/``, named as a reader would cite it."""
+
+    file_id: str  # the three-digit prefix of the paper file, e.g. "003"
+    title: str
+    authors: str
+    year: int
+    package: str
+    version: str = ""  # "[C] conference version" where one paper has two versions
+
+    @property
+    def name(self) -> str:
+        """``Title (year)``, with the version where there is one."""
+        return f"{self.title} ({self.year}{', ' + self.version if self.version else ''})"
+
+    @property
+    def citation(self) -> str:
+        return f"{self.authors}, *{self.title}* ({self.year}" + (
+            f", {self.version})" if self.version else ")")
+
+
+# Titles as the paper files print them (shared/papers/<id>_*.txt, first lines). 001's text
+# begins at its abstract: its title and year are those of the arXiv entry (2109.08344, 2021)
+# whose abstract 001 reproduces word for word; 004 prints "Copyright 2022 by the authors".
+PAPERS = (
+    Paper("000", "Achieving Model Fairness in Vertical Federated Learning", "Liu et al.", 2021,
+          "fairvfl", "[C] conference version"),
+    Paper("001", "Achieving Model Fairness in Vertical Federated Learning", "Liu et al.", 2021,
+          "fairvfl", "[J] journal version"),
+    Paper("002", "Federated Learning with Relative Fairness", "Nakakita et al.", 2024,
+          "relfair"),
+    Paper("003", "Federated Learning with Convex Global and Local Constraints",
+          "He, Peng and Sun", 2024, "constrfl"),
+    Paper("004", "FedMM: Saddle Point Optimization for Federated Adversarial Domain "
+                 "Adaptation", "Shen et al.", 2022, "fedmm"),
+)
+
+
+def paper_of(paper_file: str) -> Paper:
+    """The paper of a reported row's ``paper_file`` (``"003_733a...txt"`` or ``"003"``)."""
+    prefix = Path(str(paper_file)).name.split("_", 1)[0]
+    for p in PAPERS:
+        if p.file_id == prefix:
+            return p
+    raise ValueError(f"paper_file {paper_file!r} names no paper of repro.engine.report.PAPERS "
+                     f"(known: {', '.join(p.file_id for p in PAPERS)}); add it there")
+
+
+def paper_name(paper_file: str) -> str:
+    """``Title (year, version)`` of a reported row's ``paper_file``."""
+    return paper_of(paper_file).name
+
+
+def papers_of(package: str) -> list[Paper]:
+    """The papers a package reproduces (fairvfl: the two versions 000 and 001)."""
+    return [p for p in PAPERS if p.package == package]
+
+
+def package_papers(package: str) -> str:
+    """``Title (year, version); ...`` of a package's papers ("" for ``core``)."""
+    return "; ".join(p.name for p in papers_of(package))
+
+
+def smoke_banner(rows: Sequence[dict]) -> str:
+    """A one-paragraph warning when any verdict (a row with ``experiment``, ``scale`` and a
+    ``verdict`` other than ``not_run``) comes from smoke-scale records, naming those
+    experiments; ``""`` when none does."""
+    judged = [r for r in rows if r.get("verdict") != "not_run" and r.get("scale")]
+    smoke = sorted({r["experiment"] for r in judged if r["scale"] == "smoke"})
+    if not smoke:
+        return ""
+    every = len(smoke) == len({r["experiment"] for r in judged})
+    which = ("every experiment judged here" if every else
+             f"{len(smoke)} experiment{'s' if len(smoke) > 1 else ''} ({', '.join(smoke)})")
+    return (f"**SMOKE SCALE: these verdicts are not the reproduction.** The verdicts of {which} "
+            "come from smoke runs (seconds-long versions with fewer rounds and seeds, "
+            "subsampled data) that test the pipeline; only `paper`-scale records (or "
+            "`reduced`, where an experiment declares it) reproduce the papers: "
+            "`make paper-figures`.")
+
+
+@dataclass(frozen=True)
+class Measured(SeedValues):
+    """A reproduced cell: ``values`` over seeds, beside the ``paper``'s printed text for it.
+
+    ``paper`` is None where the paper prints no value for the cell (an ablation row, a
+    column of ours); ``paper_std`` the paper's printed std, if any; ``digits`` the decimals
+    shown for ours.
+    """
+
+    values: tuple[float, ...]
+    paper: str | None = None
+    paper_std: str | None = None
+    digits: int = 4
+    # the table caption's note on what a cell shows; a subclass with another statistic
+    # (e.g. a population std) says so here
+    note: ClassVar[str] = MEASURED_NOTE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(float(v) for v in self.values))
+
+
+    @property
+    def paper_text(self) -> str:
+        if self.paper is None:
+            return NO_PAPER_VALUE
+        return self.paper + (f" ± {self.paper_std}" if self.paper_std else "")
+
+    def __str__(self) -> str:
+        return f"{mean_std(self.values, self.digits)} ({self.paper_text})"
+
+    def csv_cells(self) -> list[object]:
+        """``mean, std, n, paper, paper std`` as numbers (empty where there is none)."""
+        return [_number(self.mean), _number(self.std), self.n,
+                "" if self.paper is None else _number(_float(self.paper)),
+                "" if not self.paper_std else _number(_float(self.paper_std))]
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _number(x: float) -> object:
+    return "" if math.isnan(x) else x
+
+
+class PaperValues:
+    """The printed values of one ``repro/reported/<stem>.csv``, looked up by key and metric."""
+
+    def __init__(self, stem: str, directory: Path = REPORTED_DIR) -> None:
+        path = Path(directory) / f"{stem}.csv"
+        if not path.is_file():
+            raise ValueError(f"{path}: no reported values for table {stem!r}; the stems are "
+                             f"the file names of {directory}")
+        with open(path, newline="") as f:
+            self.rows = [{k: (v or "").strip() for k, v in r.items()} for r in csv.DictReader(f)]
+        self.stem = stem
+
+    def get(self, metric: str, **key: object) -> tuple[str, str | None] | None:
+        """``(value, std)`` of the one row with this metric and key (``""`` = empty column),
+        None where the paper prints no such row; ``ValueError`` if several rows match."""
+        want = {k: "" if v is None else str(v) for k, v in key.items()}
+        hits = [r for r in self.rows if r.get("metric") == metric
+                and all(r.get(k, "") == v for k, v in want.items())]
+        if len(hits) > 1:
+            raise ValueError(f"{self.stem}: {len(hits)} reported rows match metric {metric!r} "
+                             f"and {want}; name more key columns")
+        if not hits:
+            return None
+        return hits[0]["value"], hits[0].get("std") or None
+
+    def measured(self, values: Sequence[float], metric: str, digits: int = 4,
+                 **key: object) -> Measured:
+        """A :class:`Measured` cell of ``values`` beside the paper's value for this row."""
+        hit = self.get(metric, **key)
+        return Measured(tuple(values), *(hit if hit else (None, None)), digits=digits)
+
+
+@lru_cache(maxsize=32)
+def paper_values(stem: str) -> PaperValues:
+    """:class:`PaperValues` of ``repro/reported/<stem>.csv`` (read once per process)."""
+    return PaperValues(stem)
+
+
+@dataclass
+class Table:
+    """A titled grid of already formatted cells (strings) or numbers."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[object]] = field(default_factory=list)
+    caption: str = ""
+
+    def add(self, *cells: object) -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"row has {len(cells)} cells, table has {len(self.columns)} columns")
+        self.rows.append(list(cells))
+
+    def _measured_columns(self) -> list[bool]:
+        return [any(isinstance(r[j], Measured) for r in self.rows)
+                for j in range(len(self.columns))]
+
+    def _full_caption(self) -> str:
+        notes = dict.fromkeys(c.note for r in self.rows for c in r if isinstance(c, Measured))
+        return " ".join(p for p in (self.caption, *notes) if p)
+
+    def to_markdown(self) -> str:
+        head = "| " + " | ".join(self.columns) + " |"
+        sep = "|" + "|".join("---" for _ in self.columns) + "|"
+        body = ["| " + " | ".join(_md(c) for c in r) + " |" for r in self.rows]
+        parts = [f"### {self.title}", ""]
+        caption = self._full_caption()
+        if caption:
+            parts += [caption, ""]
+        return "\n".join(parts + [head, sep, *body]) + "\n"
+
+    def to_csv(self) -> str:
+        """One column per plain column; five numeric columns per column of
+        :class:`Measured` cells (a plain cell there, e.g. "not run", leaves them empty)."""
+        measured = self._measured_columns()
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        header: list[str] = []
+        for col, m in zip(self.columns, measured, strict=True):
+            header += [f"{col} {p}" for p in _MEASURED_PARTS] if m else [col]
+        w.writerow(header)
+        for r in self.rows:
+            out: list[object] = []
+            for c, m in zip(r, measured, strict=True):
+                if not m:
+                    out.append(_plain(c))
+                elif isinstance(c, Measured):
+                    out += c.csv_cells()
+                else:
+                    out += [""] * len(_MEASURED_PARTS)
+            w.writerow(out)
+        return buf.getvalue()
+
+    def to_latex(self) -> str:
+        spec = "l" * len(self.columns)
+        caption = _tex(self.title) + (". " + _tex(self._full_caption())
+                                      if self._full_caption() else "")
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}",
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+                 " & ".join(_tex(c) for c in self.columns) + r" \\", r"\midrule"]
+        lines += [" & ".join(_tex(_plain(c)) for c in r) + r" \\" for r in self.rows]
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+
+def write_table(table: Table, out_dir: Path, stem: str) -> list[Path]:
+    """Write ``<stem>.md``, ``<stem>.csv`` and ``<stem>.tex`` into ``out_dir``.
+
+    Rendered from stale records (``repro figures`` sets the note), the caption says so."""
+    from repro.engine.code_identity import RENDERING_STALE
+
+    if RENDERING_STALE.get() and RENDERING_STALE.get() not in table.caption:
+        table.caption = " ".join(filter(None, (f"**{RENDERING_STALE.get()}**: made by other "
+                                               "code than this checkout's.", table.caption)))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext, text in (("md", table.to_markdown()), ("csv", table.to_csv()),
+                      ("tex", table.to_latex())):
+        p = out_dir / f"{stem}.{ext}"
+        p.write_text(text)
+        paths.append(p)
+    return paths
+
+
+def mean_std(values: Sequence[float], digits: int = 4) -> str:
+    """``"m ± s"`` over seeds (sample std, ddof=1); a single value prints alone."""
+    vals = np.asarray(values, dtype=float)
+    if vals.size == 0:
+        return "not run"
+    if vals.size == 1:
+        return f"{vals[0]:.{digits}f}"
+    return f"{vals.mean():.{digits}f} ± {vals.std(ddof=1):.{digits}f}"
+
+
+def _plain(c: object) -> object:
+    if isinstance(c, float) and math.isnan(c):
+        return "nan"
+    return c
+
+
+def _md(c: object) -> str:
+    return str(_plain(c)).replace("|", r"\|")
+
+
+_TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                "\\": r"\textbackslash{}", "±": r"$\pm$", "—": "---"}
+
+
+def _tex(c: object) -> str:
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(c))

@@ -1,0 +1,122 @@
+"""Byte-equality of run records across a refactor (issue 13).
+
+Two subcommands, runnable against any checkout of fedrepro (before or after the move of the
+engine out of ``repro.core``):
+
+``python scripts/refactor_check.py sample --results DIR [--timeout S]``
+    runs, for every registered experiment, the first cell of its paper-scale plan (each in a
+    subprocess with a time limit; a cell over the limit is listed as not sampled).
+
+``python scripts/refactor_check.py compare A B [--only GLOB]``
+    matches the records of two results folders by (experiment, config, data) and compares
+    every field except ``timings`` and the code identity (``key``, ``code``, ``commit``: the
+    key hashes the code, by design of issue 14, so it changes with any moved file). Prints one
+    line per experiment and exits 1 on any difference or unmatched record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+IGNORED = ("timings", "key", "code", "commit")
+
+
+def _engine():
+    import repro
+
+    if (Path(repro.__file__).parent / "engine").is_dir():
+        from repro.engine import registry, runner
+    else:  # the layout before issue 13
+        from repro.core import registry, runner
+    return registry, runner
+
+
+def run_one(name: str, results: str) -> None:
+    registry, runner = _engine()
+    exp = registry.get(name)
+    scale = "paper" if "paper" in exp.scales else exp.scales[-1]
+    cell = runner.plan(exp, scale)[0]
+    rec, how = runner.run_cell(exp, cell, Path(results), keep_going=True)
+    print(f"{name}: {scale} cell {json.dumps(cell.config, sort_keys=True)[:100]} {how} "
+          f"{rec.status}")
+
+
+def sample(results: str, timeout: float, skip: list[str]) -> int:
+    registry, _ = _engine()
+    for name in registry.load_all():
+        if any(name.startswith(s) for s in skip):
+            print(f"{name}: not sampled (skipped by --skip)")
+            continue
+        try:
+            subprocess.run([sys.executable, __file__, "one", name, results], timeout=timeout,
+                           check=True)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: not sampled: first paper cell over {timeout:.0f} s")
+    return 0
+
+
+def _load(folder: Path, only: str = "*") -> dict:
+    out = {}
+    for path in sorted(folder.glob(f"{only}/*.json")):
+        d = json.loads(path.read_text())
+        ident = json.dumps([d["experiment"], d["config"], d.get("data", {})], sort_keys=True)
+        out[ident] = {k: v for k, v in d.items() if k not in IGNORED}
+    return out
+
+
+def compare(a: Path, b: Path, only: str = "*") -> int:
+    ra, rb = _load(a, only), _load(b, only)
+    bad = 0
+    per_exp: dict[str, list[int]] = {}
+    for ident in sorted(set(ra) | set(rb)):
+        exp = json.loads(ident)[0]
+        tally = per_exp.setdefault(exp, [0, 0, 0])  # equal, different, unmatched
+        if ident not in ra or ident not in rb:
+            tally[2] += 1
+            bad += 1
+            side = "after" if ident in ra else "before"
+            print(f"  unmatched ({'missing ' + side}): {ident[:160]}")
+        elif ra[ident] != rb[ident]:
+            tally[1] += 1
+            bad += 1
+            diff = sorted(k for k in set(ra[ident]) | set(rb[ident])
+                          if ra[ident].get(k) != rb[ident].get(k))
+            print(f"  different fields {diff}: {ident[:160]}")
+        else:
+            tally[0] += 1
+    for exp, (eq, diff, un) in sorted(per_exp.items()):
+        print(f"{exp:<30} equal {eq:>3}  different {diff}  unmatched {un}")
+    print(f"{sum(t[0] for t in per_exp.values())} records equal, {bad} not "
+          f"(ignored fields: {', '.join(IGNORED)})")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample")
+    s.add_argument("--results", required=True)
+    s.add_argument("--timeout", type=float, default=240.0)
+    s.add_argument("--skip", nargs="*", default=["fedmm.fig", "test."])
+    o = sub.add_parser("one")
+    o.add_argument("name")
+    o.add_argument("results")
+    c = sub.add_parser("compare")
+    c.add_argument("a", type=Path)
+    c.add_argument("b", type=Path)
+    c.add_argument("--only", default="*", help="experiment glob, e.g. 'relfair.*'")
+    args = ap.parse_args()
+    if args.cmd == "sample":
+        return sample(args.results, args.timeout, args.skip)
+    if args.cmd == "one":
+        run_one(args.name, args.results)
+        return 0
+    return compare(args.a, args.b, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""REPORT.md: per-paper counts of verdicts, claims, theory checks, outputs and compute time."""
+
+from __future__ import annotations
+
+import json
+
+from repro.engine.experiment import CellResult, Experiment
+from repro.engine.overview import write_overview
+from repro.engine.records import RunRecord
+
+
+def test_overview_counts(tmp_path):
+    exp = Experiment(name="constrfl.table4", title="QP", paper="003",
+                     cells=lambda s: [{"t": 0}], run_cell=lambda c, ctx: CellResult({}))
+    recs = [RunRecord("constrfl.table4", {"t": i}, f"k{i}", i, timings={"wall_s": 61.0})
+            for i in range(2)]
+    comparison = [{"experiment": "constrfl.table4", "verdict": v}
+                  for v in ["match", "match", "deviates"]] + [
+        {"experiment": "relfair.table1", "verdict": "not_run"}]
+    claims = [{"experiment": "constrfl.table4", "verdict": "pass"},
+              {"experiment": "constrfl.table4", "verdict": "fail"}]
+    (tmp_path / "theory.json").write_text(json.dumps({"checks": [
+        {"name": "constrfl.firm", "passed": True}, {"name": "constrfl.rate", "passed": False},
+        {"name": "constrfl.mu_range", "passed": True, "verdict": "finding"},
+        {"name": "projections.simplex", "passed": True}]}))
+    for ext in ("md", "csv", "tex"):
+        (tmp_path / f"constrfl_table4.{ext}").write_text("x")
+    path = write_overview({exp.name: exp}, {exp.name: ("paper", recs)}, comparison, claims,
+                          tmp_path)
+    text = path.read_text()
+    # the finding counts apart from pass and fail
+    assert "| constrfl | 1 | 2 | 0 | 1 | 0 | 0 | 1/1/0 | 1/1/1 | 2m02s |" in text
+    assert "| relfair | 0 | 0 | 0 | 0 | 0 | 1 | 0/0/0 | 0/0/0 | 0m00s |" in text
+    assert "| core | 0 | 0 | 0 | 0 | 0 | 0 | 0/0/0 | 1/0/0 | 0m00s |" not in text  # core not listed
+    assert "[tex](constrfl_table4.tex)" in text
+    assert "**constrfl.table4** (paper): QP; 2 cells recorded" in text
+
+
+def test_overview_links_bench_only_when_written(tmp_path):
+    exp = Experiment(name="constrfl.table4", title="QP", paper="003",
+                     cells=lambda s: [{"t": 0}], run_cell=lambda c, ctx: CellResult({}))
+    text = write_overview({exp.name: exp}, {}, [], [], tmp_path).read_text()
+    assert "bench.md" not in text
+    (tmp_path / "bench.md").write_text("# Benchmarks\n")
+    text = write_overview({exp.name: exp}, {}, [], [], tmp_path).read_text()
+    assert "[bench.md](bench.md)" in text

@@ -1,0 +1,198 @@
+"""Paper 003, App. A: the operator T (33)-(34), its resolvent J = (I + beta T)^{-1} (36)-(41),
+firm non-expansiveness (Lemma A.2 uses it) and Lemma A.1 (spec constrfl.md §8.1).
+
+For any ``(w̄, mū)``: ``w⁺ = argmin_w f(w) + (1/(2 beta)) sum_j [mū_j + beta c_j(w)]_+^2
++ (1/(2 beta))||w - w̄||^2``, ``mu⁺ = [mū + beta c(w⁺)]_+`` and ``J(w̄, mū) = (w⁺, mu⁺)``.
+``w⁺`` is computed by damped Newton to ||grad||_inf <= 1e-13 and cross-checked with cvxpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.constrfl.problems import np_small, qp_ball
+from repro.constrfl.subsolvers import newton_solve
+from theory.constrfl.common import GroundTruth, merits_for, solve_problem, solve_subproblem
+from theory.registry import register
+from theory.result import CheckResult
+
+__all__ = ["resolvent", "split_mu", "stack_mu"]
+
+
+def split_mu(problem, mu_flat: np.ndarray) -> list[np.ndarray]:
+    sizes = [problem.server.m] + [b.m for b in problem.clients for _ in range(b.size)]
+    return np.split(np.asarray(mu_flat, dtype=float), np.cumsum(sizes)[:-1])
+
+
+def stack_mu(mu_list) -> np.ndarray:
+    return np.concatenate([np.ravel(m) for m in mu_list])
+
+
+def constraint_vector(problem, w) -> np.ndarray:
+    return np.concatenate(problem.constraints(w))
+
+
+def resolvent(problem, beta: float, w_bar: np.ndarray, mu_bar: np.ndarray,
+              w_start: np.ndarray | None = None):
+    """``J(w̄, mū)`` (36), (40)-(41); returns ``(w⁺, mu⁺, ||grad||_inf)``."""
+    ell = merits_for(problem, split_mu(problem, mu_bar), w_bar, beta, 1.0 / beta)
+    start = w_bar if w_start is None else w_start
+    W, info = newton_solve(ell, start[None], np.zeros((1, problem.d)), 0.0, w_bar, 1e-13,
+                           max_iter=200)
+    w = W[0]
+    mu = np.maximum(mu_bar + beta * constraint_vector(problem, w), 0.0)
+    return w, mu, float(info.residual[0])
+
+
+def _grad_lagrangian(problem, w, mu_flat):
+    mu = split_mu(problem, mu_flat)
+    g = np.zeros_like(w)
+    i = 0
+    for blk in [problem.server, *problem.clients]:
+        W = np.broadcast_to(w, (blk.size, w.size))
+        J = blk.jac_c(W)
+        g += blk.grad_f(W).sum(0)
+        for j in range(blk.size):
+            g += J[j].T @ mu[i]
+            i += 1
+    return g
+
+
+@register("constrfl.resolvent_firm_nonexpansive", paper="003 constrfl",
+          claim="J = (I + beta T)^{-1} is single-valued, its zeros are KKT pairs, and it is "
+                "firmly non-expansive (used by Lemma A.2)")
+def check(seed: int, size: str) -> CheckResult:
+    rng = np.random.default_rng(seed)
+    pairs = 12 if size == "small" else 50
+    beta = 2.0
+    gt = GroundTruth()
+    margins, worst_norm, inclusion, fixed, cvx_gap = [], np.inf, 0.0, 0.0, 0.0
+    worst_pair = None
+    instances = 0
+    closest = {}
+    for make in (qp_ball, np_small):
+        problem = make(rng)
+        w_star, mu_star = solve_problem(problem, gt)
+        mu_star_flat = np.maximum(stack_mu(mu_star), 0.0)
+        m = mu_star_flat.size
+        # (ii) zeros of T are fixed points of J.
+        wJ, muJ, _ = resolvent(problem, beta, w_star, mu_star_flat)
+        fixed = max(fixed, float(np.linalg.norm(np.concatenate([wJ - w_star,
+                                                                muJ - mu_star_flat]))))
+        for p in range(pairs):
+            z = [rng.standard_normal(problem.d), rng.standard_normal(m)]
+            zp = [rng.standard_normal(problem.d), rng.standard_normal(m)]
+            if p % 2 == 0:        # also mu >= 0 pairs (J is defined on all of R^{d+m})
+                z[1], zp[1] = np.abs(z[1]), np.abs(zp[1])
+            w1, mu1, r1 = resolvent(problem, beta, *z)
+            w2, mu2, r2 = resolvent(problem, beta, *zp)
+            # (i) inclusion (w̄ - w⁺)/beta ∈ grad f(w⁺) + grad c(w⁺) mu⁺.
+            for (wb, _), wp, mp in ((z, w1, mu1), (zp, w2, mu2)):
+                inclusion = max(inclusion, float(np.max(np.abs(
+                    (wb - wp) / beta - _grad_lagrangian(problem, wp, mp)))))
+            Z, Zp = np.concatenate(z), np.concatenate(zp)
+            JZ, JZp = np.concatenate([w1, mu1]), np.concatenate([w2, mu2])
+            d2 = float(np.sum((Z - Zp) ** 2))
+            dJ = float(np.sum((JZ - JZp) ** 2))
+            dres = float(np.sum(((Z - JZ) - (Zp - JZp)) ** 2))
+            margin = d2 - dJ - dres
+            norm = float(margin / (1 + d2))
+            margins.append(norm)
+            if norm < worst_norm:
+                worst_norm, worst_pair = norm, {"z": Z.tolist(), "z_prime": Zp.tolist()}
+                closest = {"problem": make.__name__, "pair": p,
+                           "mu_nonnegative": p % 2 == 0, "||z-z'||^2": d2,
+                           "||Jz-Jz'||^2": dJ, "||(z-Jz)-(z'-Jz')||^2": dres,
+                           "slack ||z-z'||^2 - sum": float(margin),
+                           "slack / (1+||z-z'||^2)": norm}
+            instances += 1
+        # cvxpy cross-check of w⁺ on one pair per instance.
+        mu_list = split_mu(problem, np.abs(rng.standard_normal(m)))
+        wb = rng.standard_normal(problem.d)
+        w_cvx, _, _ = solve_subproblem(problem, mu_list, wb, beta, 1 / beta, gt, polish=False)
+        w_res, _, _ = resolvent(problem, beta, wb, stack_mu(mu_list))
+        cvx_gap = max(cvx_gap, float(np.max(np.abs(w_cvx - w_res))))
+    crit = {"firm_nonexpansive_normalized_margin": (worst_norm, -1e-7),
+            "inclusion_residual": (inclusion, 1e-7),
+            "fixed_point_distance": (fixed, 1e-5),
+            "cvxpy_argmin_gap": (cvx_gap, 1e-5)}
+    margin = min(worst_norm + 1e-7, 1e-7 - inclusion, 1e-5 - fixed, 1e-5 - cvx_gap)
+    passed = margin >= 0 and gt.all_optimal
+    return CheckResult(
+        name="constrfl.resolvent_firm_nonexpansive",
+        claim="||z-z'||^2 >= ||Jz-Jz'||^2 + ||(z-Jz)-(z'-Jz')||^2; J(w*,mu*) = (w*,mu*); "
+              "(w̄-w⁺)/beta ∈ grad f(w⁺) + grad c(w⁺) mu⁺. Worst firm non-expansiveness "
+              f"margin / (1 + ||z-z'||^2) = {worst_norm:.4f} over {instances} pairs",
+        paper="003 constrfl", equation="(33)-(41), Lemma A.2", instances=instances,
+        worst_margin=float(margin), ground_truth=gt.as_dict(), passed=bool(passed),
+        measured=closest.get("||Jz-Jz'||^2", np.nan) + closest.get(
+            "||(z-Jz)-(z'-Jz')||^2", np.nan), bound=closest.get("||z-z'||^2"),
+        looseness=(closest["||z-z'||^2"] / (closest["||Jz-Jz'||^2"]
+                                            + closest["||(z-Jz)-(z'-Jz')||^2"])
+                   if closest and closest["||Jz-Jz'||^2"] > 0 else None),
+        closest=closest,
+        details={"criteria (value, tolerance)": crit,
+                 "worst_normalized_firm_margin": worst_norm, "worst_pair": worst_pair,
+                 "instances": "QP-ball (d=6, n=3) and NP-small (d=5, n=3), beta = 2"})
+
+
+@register("constrfl.lemma_a1_a2_iterates", paper="003 constrfl",
+          claim="Along Algorithm 1: z^{k+1} = J(w^k + beta e^k, mu^k) (Lemma A.1), hence "
+                "||z^{k+1} - J z^k|| <= beta sqrt(d) tau_k, and (42) of Lemma A.2")
+def check_iterates(seed: int, size: str) -> CheckResult:
+    from repro.constrfl.config import ProxALConfig
+    from repro.constrfl.proxal import FedProxAL
+
+    rng = np.random.default_rng(seed)
+    beta = 2.0
+    gt = GroundTruth()
+    runs = 1 if size == "small" else 3
+    ident, step_margin, a2_margin, rows = 0.0, np.inf, np.inf, 0
+    closest: dict = {}
+    closest_rel = np.inf
+    for _ in range(runs):
+        problem = qp_ball(rng)
+        w_star, mu_star = solve_problem(problem, gt)
+        z_star = np.concatenate([w_star, np.maximum(stack_mu(mu_star), 0.0)])
+        g = rng.standard_normal(problem.d)
+        cfg = ProxALConfig(beta=beta, s_bar=1e-1, rho=1.0, q=0.5, eps1=1e-4, eps2=1e-4,
+                           k_max=40, solver_tol_floor=1e-13)
+        alg = FedProxAL(problem, cfg, g / np.linalg.norm(g))
+        while not alg.state.stopped and alg.state.k < cfg.k_max:
+            k = alg.state.k
+            wk = alg.state.w.copy()
+            muk = np.concatenate([alg.state.mu0.ravel(), alg.state.mus[0].ravel()])
+            sm, cms = alg.merits(wk)
+            alg.step()
+            w1 = alg.state.w
+            mu1 = np.concatenate([alg.state.mu0.ravel(), alg.state.mus[0].ravel()])
+            e = sm.grad(w1[None])[0] + sum(
+                m.grad(np.broadcast_to(w1, (m.block.size, w1.size))).sum(0) for m in cms)
+            wJ, muJ, _ = resolvent(problem, beta, wk + beta * e, muk)
+            ident = max(ident, float(np.linalg.norm(np.concatenate([wJ - w1, muJ - mu1]))))
+            wJ0, muJ0, _ = resolvent(problem, beta, wk, muk, w_start=w1)
+            Jz = np.concatenate([wJ0, muJ0])
+            z1, zk = np.concatenate([w1, mu1]), np.concatenate([wk, muk])
+            step_dist = float(np.linalg.norm(z1 - Jz))
+            step_bound = beta * np.sqrt(problem.d) * cfg.tau(k)
+            if 1 - step_dist / step_bound < closest_rel:   # closest relative to its bound
+                closest_rel = 1 - step_dist / step_bound
+                closest = {"k": k, "||z^{k+1} - Jz^k||": step_dist,
+                           "beta sqrt(d) tau_k": step_bound}
+            step_margin = min(step_margin, step_bound - step_dist)
+            lhs = np.sum((zk - Jz) ** 2) + np.sum((Jz - z_star) ** 2)
+            a2_margin = min(a2_margin, float(np.sum((zk - z_star) ** 2) - lhs + 1e-5))
+            rows += 1
+    margin = min(1e-8 - ident, step_margin, a2_margin)
+    return CheckResult(
+        name="constrfl.lemma_a1_a2_iterates",
+        claim="z^{k+1} = J(w^k + beta e, mu^k) to 1e-8; ||z^{k+1} - Jz^k|| <= beta sqrt(d) tau_k; "
+              "||z^k - Jz^k||^2 + ||Jz^k - z*||^2 <= ||z^k - z*||^2 (+1e-5, cvxpy z*)",
+        paper="003 constrfl", equation="Lemma A.1, Lemma A.2 (42)", instances=rows,
+        worst_margin=float(margin), ground_truth=gt.as_dict(),
+        passed=bool(margin >= 0 and gt.all_optimal),
+        measured=closest.get("||z^{k+1} - Jz^k||"), bound=closest.get("beta sqrt(d) tau_k"),
+        looseness=(closest["beta sqrt(d) tau_k"] / closest["||z^{k+1} - Jz^k||"]
+                   if closest.get("||z^{k+1} - Jz^k||") else None), closest=closest,
+        details={"identity_error": ident, "step_bound_margin": step_margin,
+                 "lemma_A2_margin": a2_margin})
