@@ -1,9 +1,9 @@
-"""``make bench`` for constrfl (spec §10): the LCQP client step with Cholesky factors against
-the reference script's per-client fresh dense solve every round (the loop oracle of the
-tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it) and for one
-Algorithm-1 run (the factor of Q + rho I, which does not change with k, reused by every outer
-iteration, as ``FedProxAL`` does); and one Algorithm-1 run of a Table 4 cell (vectorized vs
-loop backend) as the per-table wall-time sample."""
+"""``make bench`` for constrfl (specs/constrfl.md §10): the LCQP client step with Cholesky
+factors against the reference script's per-client fresh dense solve every round (the loop
+oracle of the tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it)
+and for one Algorithm-1 run (the factor of Q + rho I, which does not change with k, reused by
+every outer iteration, as ``FedProxAL`` does); and one Algorithm-1 run of a Table 4 cell
+(vectorized vs loop backend) as the per-table wall-time sample."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _client_step() -> list[dict]:
 
 @benchmark("constrfl.table4_cell")
 def _table4_cell() -> list[dict]:
-    from repro.constrfl.exp_lcqp import solve_cell
+    from repro.constrfl.experiments.table4 import solve_cell
 
     return [compare_timings(
         "Table 4 cell (n=10, d=300, m=3, trial 0, reference mode): cProx-AL + Algorithm 1",
@@ -82,17 +82,18 @@ def _cell_prefix(table: str, solver: str, k_max: int):
     """Algorithm 1 on one Table 1 / Table 2 cell for the first ``k_max`` outer iterations:
     ``solver`` = the batched Newton (all clients of a round at once) or ``"lbfgsb"`` with the
     loop backend (one scipy L-BFGS-B per client and round, the oracle)."""
-    from repro.constrfl import exp_fair, exp_np
+    from repro.constrfl.experiments import _fair as fair_cells
+    from repro.constrfl.experiments import _np as np_cells
     from repro.constrfl.problems import unit_sphere_w0
     from repro.constrfl.proxal import FedProxAL
 
     if table == "table1":         # adult-a, n = 20, trial 0: the issue's Table 1 target cell
-        problem, _, _ = exp_np.np_problem("adult-a", 20, False)
-        cfg = exp_np.config_for("paper", k_max, 300)
+        problem, _, _ = np_cells.np_problem("adult-a", 20, False)
+        cfg = np_cells.config_for("paper", k_max, 300)
         w0 = unit_sphere_w0(problem.d, 0)
     else:                         # adult-b, n = 5, trial 1, the paper's hyperparameters (A4)
-        problem = exp_fair.fair_problem(5, 0)[0]
-        cfg = exp_fair.config_for("paper", k_max, 50)
+        problem = fair_cells.fair_problem(5, 0)[0]
+        cfg = fair_cells.config_for("paper", k_max, 50)
         w0 = unit_sphere_w0(problem.d, 1)
     backend = "loop" if solver == "lbfgsb" else "vectorized"
     cfg = cfg.replace(solver=solver)

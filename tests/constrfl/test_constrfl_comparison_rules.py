@@ -3,7 +3,7 @@ objective and feasibility rows on substitute data (issue 19, item 4)."""
 
 from __future__ import annotations
 
-from repro.constrfl import exp_fair, exp_np
+from repro.constrfl.experiments import reproduce
 from repro.engine.compare import ReportedRow, verdict_for
 
 
@@ -24,7 +24,7 @@ def _reported(stem, key, metric, text, std):
 
 
 def test_table1_agreement_rows_are_one_sided_and_the_rest_substitute_data():
-    reps = exp_np.reproduce(_np_records([0.01, 0.049]))
+    reps = reproduce.table1(_np_records([0.01, 0.049]))
     assert len(reps) == 7
     agree = [r for r in reps if r.metric == "relative_difference"]
     assert [r.at_most for r in agree] == [5e-2] and not agree[0].substitute_data
@@ -35,7 +35,7 @@ def test_table1_agreement_rows_are_one_sided_and_the_rest_substitute_data():
     row = _reported("constrfl_table1", dict(a.key), a.metric, "3.43e-02", 1.0e-3)
     # mean 0.0295 is far from the printed 0.0343 +- 1e-3, yet it is better agreement: match
     assert verdict_for(row, a, "")["verdict"] == "match"
-    worse = exp_np.reproduce(_np_records([0.01, 0.12]))
+    worse = reproduce.table1(_np_records([0.01, 0.12]))
     a2 = [r for r in worse if r.metric == "relative_difference"][0]
     assert verdict_for(row, a2, "")["verdict"] == "deviates"       # mean 0.065 > 5e-2
     o = others[0]
@@ -48,7 +48,7 @@ def test_table2_agreement_rows_are_one_sided():
               "cprox_disp": [0.1, 0.09]}
     recs = [_Rec({"n": 1, "hyper": "script", "trial": t, "k_max": 300, "subsample": 0}, curves)
             for t in range(1, 11)]
-    reps = exp_fair.reproduce(recs)
+    reps = reproduce.table2(recs)
     agree = [r for r in reps if r.metric == "relative_difference"]
     assert len(agree) == 1 and agree[0].at_most == 5e-2
     assert all(r.at_most is None and not r.substitute_data for r in reps if r not in agree)

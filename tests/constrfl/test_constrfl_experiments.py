@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.constrfl import exp_fair, exp_lcqp, exp_np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.datasets import adult_b, equal_class_split, load_np_dataset
-from repro.constrfl.exp_common import pop_mean_std
+from repro.constrfl.experiments import _fair as fair_cells
+from repro.constrfl.experiments import _np as np_cells
+from repro.constrfl.experiments import table4
+from repro.constrfl.experiments.render import pop_mean_std
 from repro.constrfl.problems import fairness, lcqp_reference
 from repro.constrfl.proxal import FedProxAL
 from repro.engine.experiment import RunContext
@@ -21,15 +23,15 @@ def _sig(x: float, digits: int) -> str:
 
 @pytest.fixture(scope="module")
 def table4_cell():
-    rows = [exp_lcqp.solve_cell(1, 100, 1, t, "reference") for t in range(10)]
+    rows = [table4.solve_cell(1, 100, 1, t, "reference") for t in range(10)]
     out = {"alg1": [], "cprox": [], "rel": [], "fa": [], "fc": [], "ka": [], "kc": []}
     for problem, cs, st, _ in rows:
-        fa, fc = exp_lcqp.lcqp_objective(problem, st.w), exp_lcqp.lcqp_objective(problem, cs.w)
+        fa, fc = table4.lcqp_objective(problem, st.w), table4.lcqp_objective(problem, cs.w)
         out["alg1"].append(fa)
         out["cprox"].append(fc)
         out["rel"].append(abs(fc - fa) / abs(fc))
-        out["fa"].append(exp_lcqp.lcqp_violation(problem, st.w))
-        out["fc"].append(exp_lcqp.lcqp_violation(problem, cs.w))
+        out["fa"].append(table4.lcqp_violation(problem, st.w))
+        out["fc"].append(table4.lcqp_violation(problem, cs.w))
         out["ka"].append(st.k)
         out["kc"].append(cs.k)
     return out
@@ -88,11 +90,11 @@ def test_np_cell_metrics_follow_the_evaluation_script():
     cfg = {"dataset": "breast-cancer-wisc", "n": 5, "trial": 0, "mode": "paper",
            "k_max": 20, "t_max": 100}
     ctx = RunContext("constrfl.table1", cfg, 0)
-    res = exp_np.run_cell(cfg, ctx)
+    res = np_cells.run_cell(cfg, ctx)
     assert len(res.curves["alg1_obj"]) == 5 and res.metrics["alg1_stopped"] == 1.0
     assert max(res.curves["alg1_feas"]) <= 0.2 + 1e-3                 # local constraints
     assert max(res.curves["rel_diff"]) <= 5e-2
-    again = exp_np.run_cell(cfg, RunContext("constrfl.table1", cfg, 0))
+    again = np_cells.run_cell(cfg, RunContext("constrfl.table1", cfg, 0))
     assert again.curves == res.curves                                  # deterministic
 
 
@@ -104,7 +106,7 @@ def test_fairness_problem_runs_and_meets_disparity_on_synthetic_data():
     problem = fairness(Xc, yc, Xs, ys)
     cfg = ProxALConfig(beta=50.0, s_bar=1e-2, rho=0.1, k_max=5, t_max=30, solver="lbfgsb")
     st = FedProxAL(problem, cfg, np.ones(5) / np.sqrt(5)).run()
-    obj, disp = exp_fair.evaluate(Xc, yc, Xs, ys, st.w)
+    obj, disp = fair_cells.evaluate(Xc, yc, Xs, ys, st.w)
     assert obj.shape == (2,) and disp.shape == (3,)
     assert np.all(np.isfinite(disp))
 
@@ -141,7 +143,7 @@ def test_table4_and_table3_smoke_feed_the_comparison(tmp_path):
     # n = 1 cells only (the n = 5 smoke cells add nothing to what is asserted here).
     exps["constrfl.table4"] = dataclasses.replace(
         exps["constrfl.table4"],
-        cells=lambda scale: [c for c in exp_lcqp.cells(scale) if c["n"] == 1])
+        cells=lambda scale: [c for c in table4.cells(scale) if c["n"] == 1])
     sums = run_experiments(list(exps.values()), "smoke", out=tmp_path, progress=False)
     records = {s.experiment: (s.scale, s.records) for s in sums}
     rows = [r for r in compare(exps, records) if r["experiment"] in exps]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.constrfl import exp_fair, exp_np
 from repro.constrfl.blocks import sigmoid
 from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.experiments import _np as np_cells
+from repro.constrfl.experiments import fig1, fig2, reproduce, table1, table2
 from repro.constrfl.merit import Merit
 from repro.constrfl.problems import lcqp_reference, np_small, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
@@ -21,8 +22,8 @@ def _key(c):
 
 
 def test_table1_reduced_cells_are_paper_cells_with_fewer_trials_or_a_smaller_k_cap():
-    paper = exp_np.cells("paper")
-    reduced = exp_np.cells("reduced")
+    paper = table1.cells("paper")
+    reduced = table1.cells("reduced")
     # 40 breast-cancer-wisc + 10 monks-1 n=1 + 3x3 monks-1 n>=5 + 3 adult-a n=1 + 3 adult-a n>=5
     assert len(reduced) == 65
     paper_keys = {_key(c) for c in paper}
@@ -31,7 +32,7 @@ def test_table1_reduced_cells_are_paper_cells_with_fewer_trials_or_a_smaller_k_c
     assert len(full) == 50 and {c["dataset"] for c in full} == {"breast-cancer-wisc",
                                                                   "monks-1"}
     capped = [c for c in reduced if c not in paper]
-    assert all(c["k_max"] == exp_np.REDUCED_K == 10 and c["t_max"] == 300 for c in capped)
+    assert all(c["k_max"] == np_cells.REDUCED_K == 10 and c["t_max"] == 300 for c in capped)
     assert {(c["dataset"], c["n"]): None for c in capped}.keys() == {
         ("monks-1", 5), ("monks-1", 10), ("monks-1", 20), ("adult-a", 1), ("adult-a", 5),
         ("adult-a", 10), ("adult-a", 20)}
@@ -40,13 +41,13 @@ def test_table1_reduced_cells_are_paper_cells_with_fewer_trials_or_a_smaller_k_c
 
 
 def test_table2_and_figures_reduced_keep_both_hyperparameter_sets_and_full_data():
-    cells = exp_fair.cells("reduced")
+    cells = table2.cells("reduced")
     assert len(cells) == 8
     assert {c["hyper"] for c in cells} == {"paper", "script"}
     assert {c["n"] for c in cells} == {1, 5, 10, 20}
     assert all(c["subsample"] == 0 and c["t_max"] == 50 and c["k_max"] == 10 for c in cells)
-    assert [c["n"] for c in exp_fair.fig_cells("reduced")] == [5, 10, 20]
-    f1 = {c["dataset"]: c["k_max"] for c in exp_np.fig_cells("reduced")}
+    assert [c["n"] for c in fig2.cells("reduced")] == [5, 10, 20]
+    f1 = {c["dataset"]: c["k_max"] for c in fig1.cells("reduced")}
     assert f1 == {"breast-cancer-wisc": 100, "monks-1": 10, "adult-a": 10}
     for name in ("constrfl.table1", "constrfl.table2", "constrfl.fig1", "constrfl.fig2"):
         exp = get(name)
@@ -61,14 +62,14 @@ class _Rec:
 def test_reduced_rows_link_the_reduced_scale_entry_first():
     paper = [_Rec(trial=t, k_max=100) for t in range(10)]
     cut = [_Rec(trial=t, k_max=10) for t in range(3)]
-    assert exp_np.protocol_note(paper, "constrfl-table-1-data") == (
+    assert reproduce.np_protocol_note(paper, "constrfl-table-1-data") == (
         "docs/deviations.md#constrfl-table-1-data")
-    note = exp_np.protocol_note(cut, "constrfl-table-1-data")
+    note = reproduce.np_protocol_note(cut, "constrfl-table-1-data")
     assert note.startswith("reduced protocol (3 trial(s), K <= 10): "
                            "docs/deviations.md#constrfl-reduced-scale;")
     fair = [_Rec(trial=1, k_max=10, subsample=0)]
-    assert "#constrfl-reduced-scale" in exp_fair.protocol_note(fair)
-    assert exp_fair.protocol_note([_Rec(trial=t, k_max=300, subsample=0)
+    assert "#constrfl-reduced-scale" in reproduce.fair_protocol_note(fair)
+    assert reproduce.fair_protocol_note([_Rec(trial=t, k_max=300, subsample=0)
                                    for t in range(1, 11)]).startswith("docs/deviations.md#")
 
 

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from repro.constrfl import exp_fair, exp_lcqp, exp_np
-from repro.constrfl.exp_common import PopMeasured, paper_cell
+from repro.constrfl.experiments import render
+from repro.constrfl.experiments.render import PopMeasured, paper_cell
 from repro.engine.records import RunRecord
 from repro.engine.report import REPORTED_DIR
 
@@ -75,7 +75,7 @@ def _np_records():
 
 def test_table1_cells_show_ours_beside_the_paper(tmp_path):
     recs = _np_records()
-    paths = exp_np.render(recs, tmp_path, "smoke")
+    paths = render.table1(recs, tmp_path, "smoke")
     md = (tmp_path / "constrfl_table1.md").read_text()
     assert "population std" in md and "sample std" not in md
     rows = _rows(tmp_path / "constrfl_table1.csv")
@@ -111,7 +111,7 @@ def test_table2_cells_show_ours_beside_the_paper(tmp_path):
                       "alg1_disp": [0.05, 0.08, 0.1], "cprox_disp": [0.06, 0.07, 0.1]}
             recs.append(_rec("constrfl.table2", c, {"w_moved": 1.0 + trial,
                                                     "admm_cap_hits": 0.0}, curves))
-    exp_fair.render(recs, tmp_path, "smoke")
+    render.table2(recs, tmp_path, "smoke")
     rows = _rows(tmp_path / "constrfl_table2.csv")
     pr = _printed("constrfl_table2", n=10, method="Algorithm 1",
                   statistic="max_over_clients_and_server")
@@ -130,7 +130,7 @@ def test_table3_counts_beside_the_paper(tmp_path):
     recs = [_rec("constrfl.table3", {"dataset": "monks-1"},
                  {"n_samples_class0": 275.0, "n_samples_class1": 275.0,
                   "feature_dimension": 17.0})]
-    exp_np.table3_render(recs, tmp_path, "smoke")
+    render.table3(recs, tmp_path, "smoke")
     md = (tmp_path / "constrfl_table3.md").read_text()
     assert "| monks-1 | 275 (275) | 275 (275) | 17 (21) |" in md
     row = _rows(tmp_path / "constrfl_table3.csv")[0]
@@ -147,7 +147,7 @@ def test_table4_both_modes_beside_the_paper_with_the_misprint_named(tmp_path, mo
                "cprox_outer": 31.0, "admm_rounds": 500.0}
     recs = [_rec("constrfl.table4", {"n": 10, "d": 500, "m": 5, "trial": t, "mode": mode},
                  {k: v * (1 + 0.01 * t) for k, v in metrics.items()}) for t in range(2)]
-    exp_lcqp.render(recs, tmp_path, "smoke")
+    render.table4(recs, tmp_path, "smoke")
     md = (tmp_path / f"constrfl_table4_{mode}.md").read_text()
     rows = _rows(tmp_path / f"constrfl_table4_{mode}.csv")
     assert len(rows) == 1

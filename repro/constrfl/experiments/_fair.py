@@ -1,0 +1,113 @@
+"""Cells of the fairness items (32), specs/constrfl.md §4.2: Table 2 and Figure 2.
+
+adult-b is rebuilt from the raw Adult files (A2, :func:`repro.constrfl.datasets.adult_b`);
+clients split the training rows with the reference rule, the server holds the test rows.
+Two hyperparameter sets (A4, D9): ``"paper"`` (beta 10, s_bar 1e-3, rho 1e8, Sec. 5.2) and
+``"script"`` (beta 50, s_bar 1e-2, rho 0.1, the script whose output the table scripts read).
+
+Scales: ``smoke`` (2,000-row subsample, K <= 10), ``paper`` (trials 1-10, K <= 300) and
+``reduced`` (``SCALE=auto``: full data, trial 1, K <= 10, both sets; Figure 2 likewise;
+docs/deviations.md#constrfl-reduced-scale). All use the reference script's T <= 50.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from repro.constrfl.config import ProxALConfig
+from repro.constrfl.cproxal import CentralProxAL
+from repro.constrfl.datasets import adult_b, equal_class_split
+from repro.constrfl.problems import fairness, unit_sphere_w0
+from repro.constrfl.proxal import FedProxAL
+from repro.engine.experiment import CellResult, RunContext
+
+ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
+R = 0.1
+HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
+         "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
+# Reduced scale (docs/deviations.md#constrfl-reduced-scale): full adult-b data, the paper's
+# T cap, trial 1 only and K <= 10 (each outer iteration costs 50 ADMM rounds of ~0.1 s).
+REDUCED_K = 10
+
+
+def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") -> ProxALConfig:
+    """``solver``: the batched clipped Newton (all clients of a round together, default) or
+    ``"lbfgsb"``, the per-client L-BFGS-B oracle (specs/constrfl.md §2.4; bench and tests
+    compare them)."""
+    return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
+                        cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
+                        hessian_reuse=solver != "lbfgsb")
+
+
+@lru_cache(maxsize=8)
+def fair_problem(n: int, subsample: int):
+    """Clients: adult-b training rows split per class over n clients; server: the test rows.
+    ``subsample`` > 0 keeps a stratified subsample of that many client rows (and a quarter as
+    many server rows), the smoke configuration of specs/constrfl.md §10."""
+    Xtr, ytr, _ = adult_b("train")
+    Xte, yte, _ = adult_b("test")
+    if subsample:
+        rs = np.random.RandomState(10)
+        keep = np.sort(np.concatenate([
+            rs.permutation(np.flatnonzero(ytr == c))[:int(subsample * np.mean(ytr == c))]
+            for c in (0, 1)]))
+        Xtr, ytr = Xtr[keep], ytr[keep]
+        ks = np.sort(rs.permutation(len(yte))[:subsample // 4])
+        Xte, yte = Xte[ks], yte[ks]
+    split = equal_class_split(ytr.astype(int), n)
+    rows = [np.concatenate([a, b]) for a, b in split]
+    Xc = np.stack([Xtr[r] for r in rows])
+    yc = np.stack([ytr[r] for r in rows])
+    return fairness(Xc, yc, Xte, yte, R), Xc, yc, Xte, yte
+
+
+def _group_losses(X, y, w):
+    z = X @ w
+    phi = np.logaddexp(0, z) - y * z
+    s = X[..., -1]
+    L0 = np.sum(phi * (s == 0), -1) / np.maximum(np.sum(s == 0, -1), 1)
+    L1 = np.sum(phi * (s == 1), -1) / np.maximum(np.sum(s == 1, -1), 1)
+    return phi.mean(-1), np.abs(L0 - L1)
+
+
+def evaluate(Xc, yc, Xs, ys, w):
+    """Per client mean loss; loss disparity per party (clients, then the server),
+    specs/constrfl.md §5."""
+    obj, disp_c = _group_losses(Xc, yc, w)
+    _, disp_s = _group_losses(Xs, ys, w)
+    return obj, np.append(disp_c, disp_s)
+
+
+def run_cell(config: dict, ctx: RunContext) -> CellResult:
+    cfg = config_for(config["hyper"], config["k_max"], config["t_max"])
+    problem, Xc, yc, Xs, ys = fair_problem(config["n"], config["subsample"])
+    w0 = unit_sphere_w0(problem.d, config["trial"])
+    t0 = time.perf_counter()
+    cs = CentralProxAL(problem, cfg, w0).run()
+    t1 = time.perf_counter()
+    per_iter = []
+    st = FedProxAL(problem, cfg, w0).run(
+        callback=lambda k, w: per_iter.append(evaluate(Xc, yc, Xs, ys, w)))
+    t2 = time.perf_counter()
+    for k, r in enumerate(st.admm_rounds):
+        ctx.log_round(k, admm_rounds=r)
+    oa, da = evaluate(Xc, yc, Xs, ys, st.w)
+    oc, dc = evaluate(Xc, yc, Xs, ys, cs.w)
+    curves = {"alg1_obj": oa.tolist(), "alg1_disp": da.tolist(), "cprox_obj": oc.tolist(),
+              "cprox_disp": dc.tolist(), "rel_diff": (np.abs(oc - oa) / np.abs(oc)).tolist(),
+              "iter_obj_mean": [float(o.mean()) for o, _ in per_iter],
+              "iter_obj_max": [float(o.max()) for o, _ in per_iter],
+              "iter_disp_mean": [float(d[:-1].mean()) for _, d in per_iter],
+              "iter_disp_min": [float(d[:-1].min()) for _, d in per_iter],
+              "iter_disp_max": [float(d[:-1].max()) for _, d in per_iter],
+              "iter_disp_server": [float(d[-1]) for _, d in per_iter]}
+    return CellResult(metrics={
+        "d": problem.d, "alg1_outer": st.k, "alg1_stopped": float(st.stopped),
+        "cprox_outer": cs.k, "cprox_stopped": float(cs.stopped),
+        "admm_rounds": float(sum(st.admm_rounds)),
+        "admm_cap_hits": float(sum(r >= cfg.t_max for r in st.admm_rounds)),
+        "w_moved": float(np.linalg.norm(st.w - w0)),
+        "seconds_cprox": t1 - t0, "seconds_alg1": t2 - t1}, curves=curves)
