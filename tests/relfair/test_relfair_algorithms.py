@@ -31,9 +31,9 @@ from repro.relfair.messages import (
     ModelBroadcast,
     payload_tensors,
 )
+from repro.relfair.metrics import client_metrics
 from repro.relfair.models import init_params
 from repro.relfair.problem import draw_round, split_clients
-from repro.relfair.training import client_metrics
 
 D_IN, N_CLIENTS = 30, 10
 SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)

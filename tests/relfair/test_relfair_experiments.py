@@ -13,10 +13,10 @@ import pytest
 
 from repro.cli import main
 from repro.engine.registry import get
-from repro.relfair.experiments import CAUSE_NOTES
+from repro.relfair.experiments._cells import CAUSE_NOTES
+from repro.relfair.experiments._training import run_training
 from repro.relfair.geometry import FIG1_POINTS, fig1_centers, hexagon_vertices
 from repro.relfair.penguins import grid_search, losses, penguin_clients
-from repro.relfair.training import run_training
 
 ROOT = Path(__file__).resolve().parents[2]
 

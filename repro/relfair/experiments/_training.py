@@ -9,8 +9,6 @@ So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal con
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from repro.core.metrics import gini, relative_fairness_ratio
@@ -18,9 +16,10 @@ from repro.engine.experiment import RunContext, cell_seed
 from repro.relfair.algorithms import TrainSetup, make_algorithm
 from repro.relfair.data import load_federated
 from repro.relfair.engine import ClientEngine
+from repro.relfair.metrics import client_metrics
 from repro.relfair.models import init_params
 
-__all__ = ["SCALES", "client_metrics", "run_training"]
+__all__ = ["SCALES", "run_training", "shared_context"]
 
 # spec §3.0 (paper) and §10 (smoke)
 SCALES = {
@@ -30,23 +29,6 @@ SCALES = {
               "eval_every": 10},
 }
 ALPHA, PHI = 0.2, 0.2
-
-
-def client_metrics(losses: np.ndarray, accs: np.ndarray, alpha: float = ALPHA) -> dict:
-    """Table 1 columns (spec §5): unweighted client mean accuracy, mean accuracy of the
-    floor(alpha n) worst / best clients, R_{A,B} with A = B = Delta_alpha, Gini of losses."""
-    n = len(accs)
-    k = max(1, int(math.floor(alpha * n + 1e-12)))
-    acc_sorted = np.sort(accs)
-    return {
-        "acc_all": float(np.mean(accs)),
-        "acc_worst20": float(acc_sorted[:k].mean()),
-        "acc_best20": float(acc_sorted[-k:].mean()),
-        "R_AB": float(relative_fairness_ratio(losses, alpha)),
-        "gini": float(gini(losses)),
-        "loss_all": float(np.mean(losses)),
-        "loss_worst20": float(np.sort(losses)[-k:].mean()),
-    }
 
 
 def shared_context(config: dict) -> RunContext:

@@ -1,0 +1,41 @@
+"""``relfair.fig1``: Fig. 1 of paper 002 (App. A), the min-max and the relative-fair center of
+eight points (:func:`repro.relfair.geometry.fig1_centers`; verified numbers in
+specs/relfair.md §7).
+"""
+
+from __future__ import annotations
+
+from repro.engine.experiment import CellResult, Claim, Experiment, RunContext
+from repro.engine.registry import register
+from repro.relfair.experiments import claims
+from repro.relfair.experiments._cells import PAPER
+from repro.relfair.experiments.render import fig1_render
+
+__all__ = ["fig1_cell", "fig1_cells"]
+
+
+def fig1_cells(scale: str) -> list[dict]:
+    """One cell: the grid step of the search before Nelder-Mead."""
+    return [{"grid_step": 1e-2 if scale == "smoke" else 1e-3}]
+
+
+def fig1_cell(config: dict, ctx: RunContext) -> CellResult:
+    from repro.relfair.geometry import fig1_centers
+
+    res = fig1_centers(config["grid_step"])
+    metrics, curves = {}, {}
+    for kind, r in res.items():
+        metrics[f"{kind}_center_x"], metrics[f"{kind}_center_y"] = map(float, r["center"])
+        metrics[f"{kind}_value"] = r["value"]
+        metrics[f"{kind}_sum"] = r["sum"]
+        curves[f"{kind}_distances"] = r["distances"].tolist()
+    return CellResult(metrics=metrics, curves=curves)
+
+
+register(Experiment(
+    name="relfair.fig1", title="Fig. 1: min-max vs relative-fair center of eight points",
+    paper=PAPER, cells=fig1_cells, run_cell=fig1_cell, render=fig1_render,
+    cost={"smoke": "1 s", "paper": "10 s"},
+    claims=(Claim("centers (0,0) and (0,-1/4); distance sums 7.081 and 7.105 (to 1e-4)",
+                  "App. A, Fig. 1", claims.fig1_centers_match),),
+))

@@ -1,0 +1,153 @@
+"""Tables and figures of paper 002's items, rendered from the records (output only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.records import RunRecord
+from repro.engine.report import Table, paper_values, write_table
+from repro.relfair.algorithms import METHODS
+from repro.relfair.data import TASKS
+from repro.relfair.experiments._cells import METRICS, by_config
+from repro.relfair.experiments.claims import FIG3_REFERENCE
+from repro.relfair.metrics import transformed_lorenz
+
+__all__ = ["ablation_render", "fig1_render", "fig2_render", "fig3_render", "fig4_render",
+           "table1_render"]
+
+
+def _reading_of(records: list[RunRecord]) -> str:
+    """The local-work reading the records were run under (`repro figures` renders the
+    primary's)."""
+    works = {r.config.get("local_work", "steps") for r in records
+             if r.ok and r.config.get("method") != "SAFL"}
+    return "/".join(sorted(works)) or "?"
+
+
+def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    groups = by_config(records, "task", "method")
+    table = Table(f"relfair.table1: Table 1 of paper 002 (scale={scale}, reading "
+                  f"{_reading_of(records)})",
+                  ["task", "method", *METRICS, "seeds"],
+                  caption="Client validation metrics of the last iterate; mean ± sample std "
+                          "over seeds. R_AB = top-20%/bottom-20% mean client loss; Gini of "
+                          "client losses (standard form, spec §5).")
+    printed = paper_values("relfair_table1")
+    for task in TASKS:
+        for m in METHODS:
+            recs = groups.get((task, m), [])  # none: "not run (paper)"
+            table.add(task, m, *(printed.measured([r.metrics[k] for r in recs], k,
+                                                  3 if k == "R_AB" else 4, task=task, method=m)
+                                 for k in METRICS), len(recs))
+    paths = write_table(table, out, "relfair_table1")
+    fig, ax = figure()
+    n_seeds = 0
+    for i, m in enumerate(METHODS):
+        recs = groups.get(("MNIST", m), [])
+        if recs and "val_acc" in recs[0].curves:
+            runs = np.array([r.curves["val_acc"] for r in recs])
+            every = recs[0].config["eval_every"]
+            plot_mean_band(ax, every * np.arange(1, runs.shape[1] + 1), runs, color=f"C{i}",
+                           label=m)
+            n_seeds = max(n_seeds, len(recs))
+    ax.set_xlabel("round")
+    ax.set_ylabel("mean client validation accuracy")
+    ax.set_title(f"MNIST learning curves ({scale}): mean over {n_seeds} seed"
+                 + ("s, band ±1 std" if n_seeds > 1 else ""))
+    ax.legend(fontsize=7)
+    return paths + save_figure(fig, out, "relfair_table1_curves")
+
+
+def ablation_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    table = Table(f"relfair.ablation_server_step: global step tau of Alg. 1 line 15 "
+                  f"(MNIST, seed 0, scale={scale})", ["method", "tau", *METRICS],
+                  caption="Not in the paper: tau = 0.025 is App. J.2's value; tau = 0.1 tests "
+                          "whether under-training explains the deviation (docs/deviations.md).")
+    for (m, tau), recs in sorted(by_config(records, "method", "tau").items()):
+        table.add(m, tau, *(f"{recs[0].metrics[k]:.4f}" for k in METRICS))
+    return write_table(table, out, "relfair_ablation_server_step")
+
+
+def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    groups = by_config(records, "method")
+    fig, ax = figure()
+    for i, m in enumerate(METHODS):
+        if (m,) in groups:
+            x, y = transformed_lorenz(groups[(m,)][0].curves["client_val_loss"])
+            ax.plot(x, y, color=f"C{i}", label=f"{m} (Gini {groups[(m,)][0].metrics['gini']:.3f})")
+    ax.plot([0, 1], [0, 0.5], color="gray", ls=":", label="equality")
+    ax.set_xlabel("cumulative share of clients")
+    ax.set_ylabel(r"transformed Lorenz curve $l(x) - x/2$")
+    ax.set_title(f"Fig. 4: MNIST client losses ({scale}, seed 0)")
+    ax.legend(fontsize=7)
+    return save_figure(fig, out, "relfair_fig4")
+
+
+def fig1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    from repro.relfair.geometry import FIG1_POINTS
+
+    rec = records[0]
+    m = rec.metrics
+    fig, axes = figure(1, 3, figsize=(12, 3.6))
+    ax = axes[0]
+    ax.scatter(FIG1_POINTS[:, 0], FIG1_POINTS[:, 1], color="gray", label="points D")
+    ax.scatter([m["minmax_center_x"]], [m["minmax_center_y"]], marker="s", color="hotpink",
+               label="min-max center")
+    ax.scatter([m["spread_center_x"]], [m["spread_center_y"]], marker="s", color="tab:blue",
+               label="relative-fair center")
+    ax.set_aspect("equal")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title("points and centers")
+    ax.legend(fontsize=7)
+    for ax, kind, color in ((axes[1], "minmax", "hotpink"), (axes[2], "spread", "tab:blue")):
+        d = rec.curves[f"{kind}_distances"]
+        ax.bar(np.arange(1, 9), d, color=color)
+        ax.set_xlabel("point")
+        ax.set_ylabel("distance to center")
+        ax.set_title(f"{kind}: sum {m[f'{kind}_sum']:.4f}")
+    return save_figure(fig, out, "relfair_fig1")
+
+
+def fig2_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    from repro.relfair.geometry import hexagon_vertices, simplex_plane_coords
+
+    fig, ax = figure(figsize=(4.5, 4.5))
+    tri = simplex_plane_coords(np.eye(3))
+    ax.fill(tri[:, 0], tri[:, 1], color="0.92", label="simplex")
+    for phi, color, ls in zip(records[0].config["phis"], ("hotpink", "orange", "green"),
+                              ("-", "--", "--"), strict=True):
+        xy = simplex_plane_coords(hexagon_vertices(phi))
+        xy = np.vstack([xy, xy[:1]])
+        ax.plot(xy[:, 0], xy[:, 1], color=color, ls=ls, label=rf"$\phi = {phi}$")
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"coordinate 1 in the plane $\lambda_1 + \lambda_2 + \lambda_3 = 1$")
+    ax.set_ylabel("coordinate 2")
+    ax.set_title(r"Fig. 2: $\Lambda_\phi(\Delta_{0.5}^2, \Delta_{0.5}^2)$")
+    ax.legend(fontsize=7)
+    return save_figure(fig, out, "relfair_fig2")
+
+
+def fig3_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    from repro.relfair.penguins import PHIS
+
+    m = records[0].metrics
+    fig, ax = figure()
+    ax.plot(PHIS, [m[f"R_phi{p}"] for p in PHIS], marker="o", label="grid solution")
+    ax.plot(PHIS, [FIG3_REFERENCE[p][1] for p in PHIS], ls=":", color="gray",
+            label="spec §4.3 reference (grid)")
+    ax.plot(PHIS, [m[f"R_continuous_phi{p}"] for p in PHIS], marker="s", ls="--",
+            label="continuous optimum (SLSQP)")
+    ax.set_xlabel(r"$\phi$")
+    ax.set_ylabel(r"$R(\theta^*_\phi) = \max_j f_j / \min_j f_j$")
+    ax.set_title(f"Fig. 3: Penguins ({scale} grid)")
+    ax.legend()
+    table = Table(f"relfair.fig3: Penguins grid solutions ({scale})",
+                  ["phi", "theta1", "theta2", "theta3", "f1", "f2", "f3", "R"])
+    for p in PHIS:
+        table.add(p, *(f"{m[f'theta{j}_phi{p}']:.3f}" for j in (1, 2, 3)),
+                  *(f"{m[f'f{j}_phi{p}']:.4f}" for j in (1, 2, 3)), f"{m[f'R_phi{p}']:.6f}")
+    return write_table(table, out, "relfair_fig3") + save_figure(fig, out, "relfair_fig3")

@@ -1,0 +1,51 @@
+"""``relfair.table1``: Table 1 of paper 002, six FL methods on MNIST / CIFAR-10 (§7, App. J.2;
+specs/relfair.md §3.0, §5, §6).
+
+One cell per task x method x seed (:func:`repro.relfair.experiments._cells.table1_cells`); the
+CIFAR-10 cells are ``not_run`` here (no copy of the data is reachable,
+docs/deviations.md#data-unavailable). The readings of App. J.2's "J" are declared in
+``_cells.READINGS`` (issue #15).
+"""
+
+from __future__ import annotations
+
+from repro.engine.experiment import Claim, Experiment
+from repro.engine.registry import register
+from repro.relfair.experiments import claims
+from repro.relfair.experiments._cells import (
+    CLAIMS_NOTE,
+    MNIST_DATA,
+    PAPER,
+    READINGS,
+    table1_cells,
+    training_cell,
+)
+from repro.relfair.experiments.render import table1_render
+from repro.relfair.experiments.reproduce import table1_reproduce
+
+__all__ = ["TABLE1"]
+
+TABLE1 = register(Experiment(
+    name="relfair.table1",
+    title="Table 1: six FL methods on MNIST/CIFAR-10, accuracy and relative fairness",
+    paper=PAPER, cells=table1_cells, run_cell=training_cell, render=table1_render,
+    scales=("smoke", "paper"),
+    cost={"smoke": "40 s (CIFAR-10 cells not_run; all readings)",
+          "paper": "MNIST, 3 seeds: `steps` 35 min (measured on 2 loaded cores); `epochs` "
+                   "~85 CPU min more (one cell measured: 707 s wall, 2 loaded cores)"},
+    data=MNIST_DATA, reported=("relfair_table1",), reproduce=table1_reproduce,
+    readings=READINGS,
+    claims=(
+        Claim("Scaff-PD-IA has the lowest R_AB on MNIST", "§7, Table 1", claims.lowest("R_AB"),
+              deviation=CLAIMS_NOTE),
+        Claim("Scaff-PD-IA has the lowest Gini on MNIST", "§7, Table 1", claims.lowest("gini"),
+              deviation=CLAIMS_NOTE),
+        Claim("Scaff-PD-IA's average accuracy is comparable (within 0.03 of the best)",
+              "§7, Table 1", claims.comparable_accuracy, deviation=CLAIMS_NOTE),
+        Claim("phi = 0.2 lowers R_AB and Gini relative to Scaff-PD (phi = 0)", "§7, Table 1",
+              claims.ia_beats_pd, deviation=CLAIMS_NOTE),
+        Claim("Scaff-PD-IA has the lowest R_AB and Gini at comparable average accuracy "
+              "(issue #5)", "§7, Table 1", claims.fairest_at_comparable_accuracy,
+              deviation=CLAIMS_NOTE),
+    ),
+))
