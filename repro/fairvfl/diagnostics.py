@@ -1,8 +1,11 @@
 """Cheap diagnostics behind the Fair VFL deviation entries (issue #16 item 3, first bullet).
 
 ``DIAGNOSTICS`` is the registry: id -> ``Diagnostic`` (title, the claim it tests, function).
-``majority_vs_eo`` needs only the data splits and ``repro/reported`` (no training run);
-``dfpdfn_reading_counts`` reads existing records (a metric reading needs no rerun).
+``majority_vs_eo`` needs only the data splits and the printed values (no training run);
+``dfpdfn_reading_counts`` reads existing records (a metric reading needs no rerun). Both are
+handed the printed rows (``reported``: objects with ``stem, metric, key, value``, as
+``repro.engine.compare.load_reported()`` returns them) rather than reading
+``repro/reported/*.csv`` themselves: this module imports ``repro.core`` and the paper only.
 
 - ``majority_vs_eo``: the constant majority classifier predicts one label for everybody, so its
   TPR and FPR are 0 (or 1) in both groups: it satisfies equalized odds exactly. The EO
@@ -20,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.engine.compare import load_reported
 from repro.fairvfl.data import make_split
 from repro.fairvfl.metric_readings import METRIC_READINGS
 
@@ -53,9 +55,10 @@ def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
             "test_mean_pct": float(np.mean(test))}
 
 
-def reported_eo_accuracy(dataset: str) -> dict[str, float]:
-    """The EO accuracy (%) each of [J] Table 1, [J] Table 2, [C] Table I prints for a dataset."""
-    rows = load_reported()
+def reported_eo_accuracy(dataset: str, reported) -> dict[str, float]:
+    """The EO accuracy (%) each of [J] Table 1, [J] Table 2, [C] Table I prints for a dataset
+    (``reported``: the printed rows, see the module docstring)."""
+    rows = list(reported)
     out = {}
     for name, (stem, method, metric) in EO_ROWS.items():
         hits = [r.value for r in rows if r.stem == stem and r.metric == metric
@@ -67,15 +70,16 @@ def reported_eo_accuracy(dataset: str) -> dict[str, float]:
     return out
 
 
-def majority_vs_eo(datasets: Iterable[str] = DATASETS, seeds: Iterable[int] = range(5)) -> dict:
+def majority_vs_eo(reported, datasets: Iterable[str] = DATASETS,
+                   seeds: Iterable[int] = range(5)) -> dict:
     """Per dataset: the majority classifier's accuracy on our splits, the printed EO accuracies,
     ``J_table1_minus_majority`` (negative: [J] prints an EO below a classifier that satisfies
     equalized odds exactly) and ``C_minus_J_table1`` (the two versions' EO for the same LM)."""
-    seeds = tuple(seeds)
+    seeds, reported = tuple(seeds), list(reported)
     out = {}
     for d in datasets:
         maj = majority_accuracy(d, seeds)
-        eo = reported_eo_accuracy(d)
+        eo = reported_eo_accuracy(d, reported)
         out[d] = {**{f"majority_{k}": v for k, v in maj.items()}, **eo,
                   "J_table1_minus_majority": eo["J_table1_LM"] - maj["test_mean_pct"],
                   "J_table1_minus_majority_train": eo["J_table1_LM"] - maj["train_mean_pct"],
@@ -87,7 +91,7 @@ _JOURNAL_METHODS = {"FedBCD": ("FedBCD", ""), "FedBCD + EO": ("FedBCD", "eo_"),
                     "FedBCD + CEO": ("FedBCD", "ceo_"), "FairVFL": ("FairVFL", "")}
 
 
-def dfpdfn_reading_counts(records, stem: str = "fairvfl_journal_table1",
+def dfpdfn_reading_counts(records, reported, stem: str = "fairvfl_journal_table1",
                           tolerance: float = 0.05) -> dict:
     """How many DFP/DFN rows of a [J] table each reading of ``METRIC_READINGS`` fits.
 
@@ -97,7 +101,7 @@ def dfpdfn_reading_counts(records, stem: str = "fairvfl_journal_table1",
     Returns per reading ``{"fit": n, "rows": n_with_records, "by_dataset": {...}}`` and
     ``"missing"``."""
     recs = [r for r in records if getattr(r, "ok", True)]
-    rows = [r for r in load_reported() if r.stem == stem and r.metric in ("DFP", "DFN")]
+    rows = [r for r in reported if r.stem == stem and r.metric in ("DFP", "DFN")]
     out = {rid: {"fit": 0, "rows": 0, "by_dataset": {}} for rid in METRIC_READINGS}
     missing = 0
     for row in rows:

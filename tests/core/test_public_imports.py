@@ -55,10 +55,10 @@ def test_importing_the_packages_has_no_registry_side_effects():
 
 
 def test_submodules_still_import_through_the_package():
-    from repro.fairvfl import claims
+    from repro.fairvfl.experiments import claims
     from repro.fedmm import training
 
-    assert claims.__name__ == "repro.fairvfl.claims"
+    assert claims.__name__ == "repro.fairvfl.experiments.claims"
     assert training.__name__ == "repro.fedmm.training"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.engine.compare import load_reported
 from repro.fairvfl.baselines import eo_program, solve_eo_program
 from repro.fairvfl.diagnostics import DIAGNOSTICS, majority_accuracy, majority_vs_eo
 
@@ -15,7 +16,7 @@ def test_adult_majority_rate_against_the_table_counts_and_j_eo():
     # (<= 50K) is right on 34,014 rows whichever way the rows are split
     for tr, te in zip(maj["train_pct"], maj["test_pct"], strict=True):
         assert abs((40_000 * tr + 5_222 * te) / 45_222 - 100 * 34_014 / 45_222) <= 1e-9
-    out = majority_vs_eo(["adult"])["adult"]
+    out = majority_vs_eo(load_reported(), ["adult"])["adult"]
     assert out["J_table1_LM"] == 73.23 and out["C_tableI_LM"] == 79.2
     assert abs(out["C_minus_J_table1"] - 5.97) <= 1e-9
     # [J]'s EO is below the majority rate on the test and on the training splits (by ~2 pt)
@@ -47,7 +48,6 @@ def test_reading_counts_on_planted_records():
     swapped one (inside +-0.05) and +0.06 under the others (outside)."""
     from types import SimpleNamespace
 
-    from repro.engine.compare import load_reported
     from repro.fairvfl.diagnostics import dfpdfn_reading_counts
 
     rows = [r for r in load_reported() if r.stem == "fairvfl_journal_table1"
@@ -70,7 +70,7 @@ def test_reading_counts_on_planted_records():
         recs.append(SimpleNamespace(ok=True, config={"dataset": "crime", "method": "FairVFL",
                                                      "eps": float(eps)},
                                     metrics=metrics([("", "FairVFL", eps)])))
-    out = dfpdfn_reading_counts(recs)
+    out = dfpdfn_reading_counts(recs, load_reported())
     r = out["readings"]
     assert out["missing"] == 32  # ADULT and COMPAS rows have no record here
     assert r["dfpdfn_conditional"]["fit"] == r["dfpdfn_swapped"]["fit"] == 16

@@ -9,16 +9,16 @@ from repro.engine.compare import load_reported
 from repro.engine.experiment import RunContext
 from repro.engine.records import RunRecord
 from repro.engine.registry import load_all
-from repro.fairvfl import claims as C
-from repro.fairvfl.experiments import (
+from repro.fairvfl.experiments import claims as C
+from repro.fairvfl.experiments._cells import (
     conf_fig1_cells,
     conf_fig2_cells,
     conf_table1_cells,
     journal_lm_cells,
     journal_mlp_cells,
 )
-from repro.fairvfl.reproduce import reproduce_conf_table1, reproduce_journal
-from repro.fairvfl.run import run_cell
+from repro.fairvfl.experiments._run import run_cell
+from repro.fairvfl.experiments.reproduce import reproduce_conf_table1, reproduce_journal
 
 NAMES = ("fairvfl.conf_table1", "fairvfl.conf_fig1", "fairvfl.conf_fig2",
          "fairvfl.journal_table1", "fairvfl.journal_fig1", "fairvfl.journal_table2",
@@ -124,8 +124,8 @@ def test_every_deviation_anchor_of_fairvfl_exists():
     root = Path(__file__).resolve().parents[2]
     heads = re.findall(r"^#+ (.+)$", (root / "docs" / "deviations.md").read_text(), flags=re.M)
     anchors = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
-    text = "".join((root / "repro" / "fairvfl" / f).read_text()
-                   for f in ("reproduce.py", "claims.py", "experiments.py"))
+    text = "".join(f.read_text() for f in sorted(
+        (root / "repro" / "fairvfl" / "experiments").glob("*.py")))
     text += (root / "theory" / "fairvfl" / "security.py").read_text()
     linked = set(re.findall(r'fairvfl-[\w-]+', " ".join(
         re.findall(r'(?:DEV \+ |deviations\.md#)"?([\w-]+)', text))))

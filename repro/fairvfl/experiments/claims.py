@@ -7,7 +7,9 @@ import functools
 
 import numpy as np
 
-from repro.fairvfl.run import C_CONST, mean_over_seeds
+from repro.engine.experiment import Claim
+from repro.fairvfl.experiments._records import mean_over_seeds
+from repro.fairvfl.experiments._run import C_CONST
 
 DATASETS = ("adult", "compas", "crime")
 
@@ -308,3 +310,13 @@ def mlp_trains_and_is_fairer(records):
         parts.append(f"{d}: loss decreases in all cells: {dec}; train DEO FedBCD {deo_b:.3f} "
                      f"vs FairVFL({e}) {deo_f:.3f}")
     return ok, "; ".join(parts)
+
+
+# ------------------------------------------------------------------ the claims of [J] Fig. 1
+J1_CLAIMS = (
+    Claim("(J1a) final L_T non-increasing in eps", "[J] §5.3, Fig. 1", j1a_value_monotone),
+    Claim("(J1b) eps = 0.5 behaves like FedBCD (identical while lam = 0)", "[J] §5.3",
+          j1b_inactive_identical),
+    Claim("(J1c) active constraint: DEO(theta^t) -> eps", "[J] §5.3, Fig. 1", j1c_deo_to_eps),
+    Claim("(J1d) eps = 0.5: DEO curve equals FedBCD's", "[J] §5.3, Fig. 1", j1d_deo_curve),
+)

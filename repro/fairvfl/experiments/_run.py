@@ -1,4 +1,5 @@
-"""One experiment cell: train FedBCD or Fair VFL on one split and evaluate (spec §5-§7).
+"""One experiment cell: train FedBCD or Fair VFL on one split and evaluate (specs/fairvfl.md
+§5-§7).
 
 A cell config (JSON) holds ``dataset, version ("conf" | "journal"), model ("LM" | "MLP"),
 method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's split),
@@ -105,14 +106,3 @@ def post_processing_metrics(z_train, sp, z_test, seed: int) -> dict[str, float]:
                                    p_tilde)
         out.update({f"{prefix}_{k}": v for k, v in m.items()})
     return out
-
-
-def mean_over_seeds(records, metric: str, **match) -> tuple[float, ...]:
-    """Values of ``metric`` over the records whose config matches ``match`` (sorted by seed)."""
-    rows = [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
-    return tuple(float(r.metrics[metric]) for r in sorted(rows, key=lambda r: r.config["seed"])
-                 if metric in r.metrics)
-
-
-def nan_mean(values) -> float:
-    return float(np.mean(values)) if len(values) else float("nan")

@@ -9,7 +9,7 @@ import numpy as np
 from repro.engine.plotting import figure, save_figure
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
-from repro.fairvfl.run import mean_over_seeds
+from repro.fairvfl.experiments._records import mean_over_seeds
 
 _NAMES = {"adult": "ADULT", "compas": "COMPAS", "crime": "C&C"}
 

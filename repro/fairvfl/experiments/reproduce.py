@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from repro.engine.experiment import Reproduced
 from repro.fairvfl.data import DATASETS
-from repro.fairvfl.run import mean_over_seeds
+from repro.fairvfl.experiments._records import mean_over_seeds
 
 DEV = "docs/deviations.md#"
 TOL = {"base": {"AC_pct": 1.5, "ACC_pct": 1.5, "FR_pct": 4.0, "HM_pct": 4.0, "DFP": 0.05,

@@ -1,0 +1,20 @@
+"""The Fair VFL experiments (specs/fairvfl.md §7-§9): three tables and four figures.
+
+One module per paper item, each registering one experiment:
+
+| module          | name                     | source      | model | roles          | T (paper) |
+|-----------------|--------------------------|-------------|-------|----------------|-----------|
+| conf_table1     | fairvfl.conf_table1      | [C] Table I | LM    | all active     | 2000      |
+| conf_fig1       | fairvfl.conf_fig1        | [C] Fig. 1  | LM    | all active     | 2000      |
+| conf_fig2       | fairvfl.conf_fig2        | [C] Fig. 2  | LM    | all active     | 2000      |
+| journal_table1  | fairvfl.journal_table1   | [J] Table 1 | LM    | 1 act. + 5 pas.| 10000     |
+| journal_fig1    | fairvfl.journal_fig1     | [J] Fig. 1  | LM    | 1 act. + 5 pas.| 10000     |
+| journal_table2  | fairvfl.journal_table2   | [J] Table 2 | MLP   | 1 act. + 5 pas.| 1000      |
+| journal_fig2    | fairvfl.journal_fig2     | [J] Fig. 2  | MLP   | 1 act. + 5 pas.| 1000      |
+
+Shared pieces: ``_cells`` (the cell grids), ``_run`` (the cell runner), ``_records`` (the
+record query of the output code); output only (outside the code identity): ``claims``
+(specs/fairvfl.md §9), ``render`` (§8-§9), ``reproduce`` (§8).
+``smoke`` follows specs/fairvfl.md §12.3 (ADULT subsample of 5,000 rows, seeds {0, 1},
+shorter runs).
+"""

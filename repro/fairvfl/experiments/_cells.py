@@ -1,0 +1,76 @@
+"""The cell grids of the Fair VFL experiments (specs/fairvfl.md §7, smoke scale §12.3).
+
+A cell config holds ``dataset, version, model, method, eps, Q, T, eta, seed, smoke,
+log_every`` (and ``widths``, ``dtype`` for the MLP, ``subsample`` at ``reduced`` scale); the
+field names and values feed the cell seeds, so they do not change.
+"""
+
+from __future__ import annotations
+
+from repro.fairvfl.data import DATASETS, data_files
+
+PAPER_C, PAPER_J = "000_6d2fcaa5c94b2354.txt", "001_70acc2f5fa8635c9.txt"
+SEEDS = {"smoke": (0, 1), "paper": (0, 1, 2, 3, 4)}
+J_EPS = {"smoke": (0.01, 0.1, 0.5), "paper": (0.001, 0.01, 0.05, 0.1, 0.5)}
+C1_EPS = {"paper": {"adult": (0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4),
+                    "compas": (0.001, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25),
+                    "crime": (0.001, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25)},
+          "smoke": {"adult": (0.01, 0.1, 0.4), "compas": (0.01, 0.1, 0.25),
+                    "crime": (0.01, 0.1, 0.25)}}
+DATA = tuple(f for d in DATASETS for f in data_files(d))
+
+
+def _cell(scale, dataset, version, model, method, seed, T, *, eps=None, Q=1, eta=100.0,
+          log_every=1, **extra):
+    return {"dataset": dataset, "version": version, "model": model, "method": method,
+            "eps": eps, "Q": Q, "T": T, "eta": eta, "seed": seed, "smoke": scale == "smoke",
+            "log_every": log_every, **extra}
+
+
+def _methods(eps_values):
+    return [("FedBCD", None)] + [("FairVFL", e) for e in eps_values]
+
+
+def conf_table1_cells(scale):
+    T = 1000 if scale == "smoke" else 2000
+    return [_cell(scale, d, "conf", "LM", m, s, T, eps=e, log_every=10)
+            for d in DATASETS for m, e in _methods((0.01,)) for s in SEEDS[scale]]
+
+
+def conf_fig1_cells(scale):
+    T = 1000 if scale == "smoke" else 2000
+    return [_cell(scale, d, "conf", "LM", m, s, T, eps=e, log_every=10)
+            for d in DATASETS for m, e in _methods(C1_EPS[scale][d]) for s in SEEDS[scale]]
+
+
+def conf_fig2_cells(scale):
+    """``reduced``: the paper protocol with ADULT on the 5,000-row subsample (§12.3); the
+    full ADULT costs ~25 min per (eps, Q = 7) cell on 2 shared cores."""
+    smoke = scale == "smoke"
+    datasets = ("compas", "crime") if smoke else ("compas", "crime", "adult")
+    eps_values = (0.01, 0.1) if smoke else (0.01, 0.05, 0.1)
+    T = 500 if smoke else 2000
+    return [_cell(scale, d, "conf", "LM", "FairVFL", 0, T, eps=e, Q=q,
+                  **({"subsample": True} if scale == "reduced" and d == "adult" else {}))
+            for d in datasets for e in eps_values for q in (1, 4, 7)]
+
+
+def journal_lm_cells(scale, seeds=None):
+    """The paper protocol: T = 10000, 5 runs, every eps, full ADULT (its 30 cells take
+    ~1.5 min each on one of the 2 shared cores)."""
+    T = 1000 if scale == "smoke" else 10_000
+    every = 1 if scale == "smoke" else 10
+    return [_cell(scale, d, "journal", "LM", m, s, T, eps=e, log_every=every)
+            for d in DATASETS for m, e in _methods(J_EPS[scale])
+            for s in (seeds or SEEDS[scale])]
+
+
+def journal_mlp_cells(scale, seeds=None):
+    smoke = scale == "smoke"
+    T = 150 if smoke else 1000
+    widths = [16, 16] if smoke else [32, 32]
+    eps_values = (0.01, 0.5) if smoke else J_EPS["paper"]
+    return [_cell(scale, d, "journal", "MLP", m, s, T, eps=e, eta=2.0, widths=widths,
+                  dtype="float32")
+            for d in DATASETS for m, e in _methods(eps_values)
+            for s in (seeds or SEEDS[scale])]
