@@ -1,5 +1,6 @@
-"""Office-31 path of paper 004 (spec §3.2, §4.2, §11 "reduced"): frozen MobileNetV2 features,
-then federated training of bottleneck + label predictor + adversarial head.
+"""Office-31 data of paper 004 (specs/fedmm.md §3.2, §4.2, §11 "reduced"): the six transfer
+tasks and frozen MobileNetV2 features of each domain, on which
+:mod:`repro.fedmm.experiments.table1` trains bottleneck + label predictor + adversarial head.
 
 [DEV] The backbone is frozen (features computed once, eval mode, centre crop, no augmentation)
 and is MobileNetV2 width 1.0 (1280-d) instead of 1.4 (1792-d): only those weights exist here.
@@ -12,15 +13,10 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-import torch
 
 from repro.core.data.office31 import load_office31, load_office31_images
 from repro.core.data.store import cache_dir
-from repro.fedmm.clients import allocate_two_clients
 from repro.fedmm.mobilenetv2 import FEATURE_DIM, centre_crop, extract_features, load_pretrained
-from repro.fedmm.models import OfficeHeads
-from repro.fedmm.problem import DAProblem
-from repro.fedmm.training import NU, RunSpec, checkpoint_path, stream_seed, summary_metrics, train
 
 DOMAIN = {"A": "amazon", "D": "dslr", "W": "webcam"}
 TASKS = ("A->W", "D->W", "W->D", "A->D", "D->A", "W->A")
@@ -44,30 +40,3 @@ def office_features(domain: str, image_size: int = 224) -> tuple[np.ndarray, np.
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, F)
     return F, ds.y
-
-
-def run_office_cell(config: dict, ctx) -> dict:
-    """Train one (task, algorithm, DA method) cell; returns the metrics dict."""
-    src, tgt = (DOMAIN[s] for s in config["task"].split("->"))
-    size = config.get("image_size", 224)
-    xs, ys = office_features(src, size)
-    xt, yt = office_features(tgt, size)
-    da, seed = config["da"], config["seed"]
-    net = OfficeHeads(da, feature_in=xs.shape[1], n_classes=int(max(ys.max(), yt.max()) + 1))
-    clients = allocate_two_clients(len(xs), len(xt), 1.0)
-    base = ("office", config["task"], da, seed)
-    rngs = [(np.random.default_rng(stream_seed(*base, "batches", i, "source")),
-             np.random.default_rng(stream_seed(*base, "batches", i, "target")))
-            for i in range(2)]
-    gens = [torch.Generator().manual_seed(stream_seed(*base, "dropout", i)) for i in range(2)]
-    xs_t, xt_t = torch.from_numpy(xs), torch.from_numpy(xt)
-    problem = DAProblem(net, NU["office"][da], clients, xs_t, torch.from_numpy(ys), xt_t,
-                        config["batch"], rngs, gens)
-    theta0 = net.init(torch.Generator().manual_seed(stream_seed(*base, "init")))
-    yt_t = torch.from_numpy(yt)
-    spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
-                   config["eval_every"])
-    train(problem, net, "office", spec, theta0,
-          lambda th: problem.accuracy(th, xt_t, yt_t), ctx,
-          checkpoint_path(ctx.experiment, ctx.seed))
-    return summary_metrics(ctx.curves["round"], ctx.curves["acc"])

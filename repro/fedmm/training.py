@@ -1,4 +1,5 @@
-"""One federated DA training run: presets (spec §5), the round loop, evaluation, checkpoints.
+"""One federated DA training run: presets (specs/fedmm.md §5), the round loop, evaluation,
+checkpoints.
 
 The global model theta0 (after aggregation) is what is evaluated (spec §6); the accuracy of the
 source-holding client's local model theta_i^{t+1} (what the authors' code actually evaluates,
@@ -103,14 +104,10 @@ class RunSpec:
         check_range("checkpoint_every", self.checkpoint_every, low=1)
 
 
-def checkpoint_path(experiment: str, seed: int, code: str = "",
-                    results: Path | None = None) -> Path:
-    """Where a cell's checkpoint lives: under the run's results folder, named by the cell's seed
-    and the code's identity, so that code edited since is never resumed from it."""
-    from repro.core.paths import results_dir
-
-    name = f"{seed:016x}" + (f"-{code[:16]}" if code else "")
-    return results_dir(results) / "checkpoints" / experiment / f"{name}.pt"
+def checkpoint_name(seed: int, code: str = "") -> str:
+    """A cell's checkpoint file name: the cell's seed and the code's identity, so that code
+    edited since is never resumed from it. The folder is the engine's (``ctx.artifacts``)."""
+    return f"{seed:016x}" + (f"-{code[:16]}" if code else "") + ".pt"
 
 
 def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torch.Tensor,

@@ -383,10 +383,11 @@ def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monke
 def test_a_checkpoint_is_never_resumed_by_other_code(tmp_path):
     """fedmm resumes a killed run from its checkpoint: named by code identity and kept under
     the run's own results folder (``--results``), so an edit never resumes old code's state."""
-    from repro.fedmm.training import checkpoint_path
+    from repro.engine.experiment import RunContext
+    from repro.fedmm.experiments._cells import checkpoint_path
 
-    old = checkpoint_path("fedmm.fig2", 5, "a" * 64, tmp_path / "res")
-    new = checkpoint_path("fedmm.fig2", 5, "b" * 64, tmp_path / "res")
+    old = checkpoint_path(RunContext("fedmm.fig2", {}, 5, code="a" * 64, results=tmp_path / "res"))
+    new = checkpoint_path(RunContext("fedmm.fig2", {}, 5, code="b" * 64, results=tmp_path / "res"))
     assert old != new and old.parent == new.parent == tmp_path / "res" / "checkpoints" / \
         "fedmm.fig2"
 

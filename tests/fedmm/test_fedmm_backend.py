@@ -4,7 +4,9 @@ overridden, and is part of a cell's config so records of different backends neve
 import pytest
 import torch
 
-from repro.fedmm import experiments as E
+from repro.fedmm.experiments._cells import allocate
+from repro.fedmm.experiments.fig4 import fig4_cells
+from repro.fedmm.experiments.fig5 import fig5_cells
 from repro.fedmm.training import BACKEND_ENV, DEVICE_ENV, RunSpec, choose_backend
 
 
@@ -25,26 +27,26 @@ def test_backend_by_device_and_override(monkeypatch):
 def test_backend_is_part_of_the_cell_identity(monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     monkeypatch.delenv(DEVICE_ENV, raising=False)
-    cpu = E.fig4_cells("smoke")
+    cpu = fig4_cells("smoke")
     assert {c["backend"] for c in cpu} == {"loop"}
     monkeypatch.setenv(DEVICE_ENV, "cuda")  # only the config is built; nothing runs on CUDA
-    gpu = E.fig4_cells("smoke")
+    gpu = fig4_cells("smoke")
     assert {c["backend"] for c in gpu} == {"vectorized"}
     assert all(a != b and {**a, "backend": "x"} == {**b, "backend": "x"}
                for a, b in zip(cpu, gpu, strict=True))
 
 
 def test_fig5_client_settings_cells_and_allocation():
-    cells = E.fig5_cells("reduced")
+    cells = fig5_cells("reduced")
     by = {}
     for c in cells:
         by.setdefault(c.get("clients", "1+1"), []).append(c)
     assert {k: len(v) for k, v in by.items()} == {"1+1": 27, "2+2": 27, "5+5": 27}
     assert all(c["rounds"] == 150 and c["local_steps"] == 20 for c in cells)
-    clients = E._allocate({"clients": "5+5", "p": 1.0}, 100, 80)
+    clients = allocate({"clients": "5+5", "p": 1.0}, 100, 80)
     assert len(clients) == 10
     assert [len(c.source) for c in clients[:5]] == [20] * 5
     assert [len(c.target) for c in clients[5:]] == [16] * 5
-    assert len(E._allocate({"p": 1.0}, 100, 80)) == 2
+    assert len(allocate({"p": 1.0}, 100, 80)) == 2
     with pytest.raises(ValueError, match="'2\\+2'"):
-        E._allocate({"clients": "two", "p": 1.0}, 100, 80)
+        allocate({"clients": "two", "p": 1.0}, 100, 80)

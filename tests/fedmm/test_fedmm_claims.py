@@ -1,11 +1,12 @@
-"""The Figs. 2/4/5 claims on constructed records with known answers (repro.fedmm.claims)."""
+"""The Figs. 2/4/5 claims on constructed records with known answers
+(repro.fedmm.experiments.claims)."""
 
 import math
 
 import pytest
 
 from repro.engine.records import RunRecord
-from repro.fedmm import claims as C
+from repro.fedmm.experiments import claims as C
 
 ROUNDS_SG = [200 * k for k in range(1, 16)]  # FedSGDA evaluated every 200 rounds up to 3000
 ROUNDS_MM = [10 * k for k in range(1, 16)]

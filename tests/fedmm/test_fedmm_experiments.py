@@ -14,10 +14,10 @@ from repro.engine.registry import get, load_all
 from repro.engine.runner import run_experiment
 from repro.fedmm import training
 from repro.fedmm.clients import allocate_two_clients
-from repro.fedmm.experiments import run_mnist_cell
+from repro.fedmm.experiments._cells import run_mnist_cell
+from repro.fedmm.experiments.table1 import run_office_cell
 from repro.fedmm.mobilenetv2 import MobileNetV2Features, load_pretrained
 from repro.fedmm.models import MnistNet
-from repro.fedmm.office import run_office_cell
 from repro.fedmm.problem import DAProblem
 
 

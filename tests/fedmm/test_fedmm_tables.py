@@ -12,9 +12,9 @@ import pytest
 
 from repro.engine.records import RunRecord
 from repro.engine.report import REPORTED_DIR
-from repro.fedmm import claims as C
-from repro.fedmm.experiments import (
-    TABLE_METHODS,
+from repro.fedmm.experiments import claims as C
+from repro.fedmm.experiments._cells import TABLE_METHODS
+from repro.fedmm.experiments.render import (
     render_fig2,
     render_fig4,
     render_fig5,

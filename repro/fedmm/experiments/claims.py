@@ -38,7 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.records import RunRecord
+from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.models import DA_METHODS
+from repro.fedmm.office import TASKS
 
 PAPER_SGDA_ROUNDS = 1000  # Sec. 6: "FedSGDA requires more than 1000 rounds of communication"
 PAPER_GAP = 0.20          # Sec. 6: "more than 20% accuracy improvement" (Fig. 5)
@@ -85,12 +87,12 @@ def _pp(x: float) -> str:
 
 
 # -- records -> per-seed values --------------------------------------------------------------
-def _by(records, **match) -> list[RunRecord]:
+def where(records, **match) -> list[RunRecord]:
     return [r for r in records if all(r.config.get(k) == v for k, v in match.items())]
 
 
 def per_seed(records, metric: str, **match) -> dict[int, float]:
-    return {int(r.config["seed"]): float(r.metrics[metric]) for r in _by(records, **match)}
+    return {int(r.config["seed"]): float(r.metrics[metric]) for r in where(records, **match)}
 
 
 def first_round_at(rounds: Sequence[float], acc: Sequence[float], level: float) -> float:
@@ -159,8 +161,8 @@ def claim_fig2_monotone(records) -> tuple[bool | None, str]:
 
 # -- Fig. 4 ----------------------------------------------------------------------------------
 def _fig4_arms(records, da):
-    mm = _by(records, da=da, algorithm="FedMM")
-    sg = _by(records, da=da, algorithm="FedSGDA")
+    mm = where(records, da=da, algorithm="FedMM")
+    sg = where(records, da=da, algorithm="FedSGDA")
     if not mm or not sg:
         return None
     m_lo = min(r.config["local_steps"] for r in mm)
@@ -235,7 +237,7 @@ def claim_fig4_saving(records) -> tuple[bool | None, str]:
         mm, sg, _ = arms
 
         sav, ra, rb, lvl = _saving(mm, sg)
-        by_seed = [_saving(_by(mm, seed=s), _by(sg, seed=s))[0]
+        by_seed = [_saving(where(mm, seed=s), where(sg, seed=s))[0]
                    for s in sorted({r.config["seed"] for r in mm} & {r.config["seed"]
                                                                     for r in sg})]
         s = seed_sd(by_seed)
@@ -253,15 +255,15 @@ def claim_fig4_m25(records) -> tuple[bool | None, str]:
     """R_X(M = 20) - R_X(M = 25) > 0 at X = 0.98 min(final(M = 20), final(M = 25))."""
     parts, vs = [], []
     for da in DA_METHODS:
-        mm = _by(records, da=da, algorithm="FedMM")
+        mm = where(records, da=da, algorithm="FedMM")
         ms = sorted({r.config["local_steps"] for r in mm})
         if len(ms) < 2:
             continue
-        lo, hi = _by(mm, local_steps=ms[0]), _by(mm, local_steps=ms[-1])
+        lo, hi = where(mm, local_steps=ms[0]), where(mm, local_steps=ms[-1])
 
         (r_lo, r_hi), lvl = _rounds_to(lo, hi)
         seeds = sorted({r.config["seed"] for r in lo} & {r.config["seed"] for r in hi})
-        per = [_rounds_to(_by(lo, seed=s), _by(hi, seed=s))[0] for s in seeds]
+        per = [_rounds_to(where(lo, seed=s), where(hi, seed=s))[0] for s in seeds]
         s = spread((1, [p[0] for p in per]), (1, [p[1] for p in per]))
         v = judge(r_lo - r_hi, s)
         vs.append(v)
@@ -304,6 +306,66 @@ def claim_fig5(records) -> tuple[bool | None, str]:
     if not parts:
         return False, "no DA method has all three algorithms"
     return combine(vs), "; ".join(parts) + f"; seeds {sorted({r.config['seed'] for r in records})}"
+
+
+# -- run budget appended to the figures' claims ----------------------------------------------
+def budget(records) -> str:
+    """The run budget of ``records``: data sizes, batch, rounds per run and the seeds."""
+    r = records[0].config
+    seeds = sorted({s for x in records for s in np.atleast_1d(x.config["seed"]).tolist()})
+    return (f"budget: {int(r['n_source'])}+{int(r['n_target'])} train images, batch "
+            f"{r['batch']}, rounds per run " + ",".join(sorted(
+                {str(x.config['rounds']) for x in records}))
+            + f"; mean over seeds {seeds}")
+
+
+def with_budget(check):
+    """A claim of this module with the run budget appended to its text."""
+    def run(records):
+        verdict, text = check(records)
+        return verdict, f"{text}; {budget(records)}"
+    run.__doc__ = check.__doc__
+    return run
+
+
+# -- Tables 1 and 2 (Office-31) --------------------------------------------------------------
+def _averages(records, key: str) -> dict[tuple[str, str], float]:
+    out = {}
+    for alg in TABLE_METHODS:
+        for da in DA_METHODS:
+            vals = [r.metrics[key] for r in where(records, algorithm=alg, da=da)]
+            if len({r.config["task"] for r in where(records, algorithm=alg, da=da)}) == len(TASKS):
+                out[(alg, da)] = float(np.mean(vals))
+    return out
+
+
+def claim_table1(records) -> tuple[bool, str]:
+    """Table 1: FedMM's average accuracy above the best baseline's, per DA method."""
+    avg = _averages(records, "best_acc")
+    parts, ok = [], True
+    for da in DA_METHODS:
+        if not all((a, da) in avg for a in TABLE_METHODS):
+            continue
+        base = max(avg[("FedAvgGDA", da)], avg[("FedSGDA", da)])
+        gain = avg[("FedMM", da)] - base
+        ok &= bool(gain > 0)
+        parts.append(f"{da}: FedMM {100 * avg[('FedMM', da)]:.1f}% vs best baseline "
+                     f"{100 * base:.1f}% ({100 * gain:+.1f} pp, {100 * gain / base:+.1f}% rel.)")
+    return ok and bool(parts), "; ".join(parts) or "no complete DA method"
+
+
+def claim_table2(records) -> tuple[bool, str]:
+    """Table 2: FedSGDA's mean R_conv above twice FedAvgGDA's and FedMM's, per DA method."""
+    avg = _averages(records, "r_conv")
+    parts, ok = [], True
+    for da in DA_METHODS:
+        if not all((a, da) in avg for a in TABLE_METHODS):
+            continue
+        sg = avg[("FedSGDA", da)]
+        ok &= bool(sg > 2 * max(avg[("FedAvgGDA", da)], avg[("FedMM", da)]))
+        parts.append(f"{da}: mean R_conv FedSGDA {sg:g}, FedAvgGDA {avg[('FedAvgGDA', da)]:g}, "
+                     f"FedMM {avg[('FedMM', da)]:g}")
+    return ok and bool(parts), "; ".join(parts) or "no complete DA method"
 
 
 # -- verdicts from the committed per-seed tables ---------------------------------------------
@@ -377,7 +439,7 @@ def verdicts_from_tables(figures: Path) -> list[dict]:
     return rows
 
 
-if __name__ == "__main__":  # python -m repro.fedmm.claims [figures dir]
+if __name__ == "__main__":  # python -m repro.fedmm.experiments.claims [figures dir]
     import sys
 
     for row in verdicts_from_tables(Path(sys.argv[1] if len(sys.argv) > 1 else "figures")):

@@ -1,0 +1,35 @@
+"""``fedmm.fig2``: Fig. 2 of paper 004, FedAvgGDA (CDAN) accuracy vs the imbalance p."""
+
+from __future__ import annotations
+
+from repro.engine.experiment import Claim, Experiment
+from repro.engine.registry import register
+from repro.fedmm.experiments import claims
+from repro.fedmm.experiments._cells import (
+    COST,
+    MNIST_DATA,
+    PAPER,
+    SCALES,
+    mnist_cell,
+    run_mnist_cell,
+    seeds,
+)
+from repro.fedmm.experiments.render import render_fig2
+
+
+def fig2_cells(scale: str) -> list[dict]:
+    """FedAvgGDA, CDAN, M = 20, p in {0.5, 0.75, 1} (specs/fedmm.md §4.3)."""
+    return [mnist_cell(scale, "CDAN", "FedAvgGDA", 20, p, s) for s in seeds(scale)
+            for p in (0.5, 0.75, 1.0)]
+
+
+register(Experiment(
+    name="fedmm.fig2", title="FedAvgGDA (CDAN) accuracy vs label/domain imbalance p",
+    paper=PAPER, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
+    scales=SCALES, cost=COST, data=MNIST_DATA,
+    claims=(Claim("FedAvgGDA degrades as the data become unbalanced: acc(p = 1) below acc(p = "
+                  "0.5) by more than the seed spread", "Fig. 2 caption, Sec. 3.1",
+                  claims.with_budget(claims.claim_fig2)),
+            Claim("(stricter, not stated) p = 0.5 is best and accuracy is non-increasing in p",
+                  "Fig. 2, specs/fedmm.md §8 reading",
+                  claims.with_budget(claims.claim_fig2_monotone)))))
