@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.harness import benchmark, compare_timings
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import lcqp_reference
+from repro.constrfl.problem import lcqp_reference
 from repro.constrfl.subsolvers import ExactQuadratic, FactorCache
 
 # ADMM rounds per outer iteration in Table 4: ≈ 12 in reference mode (90-140 per run / 11),
@@ -84,7 +84,7 @@ def _cell_prefix(table: str, solver: str, k_max: int):
     loop backend (one scipy L-BFGS-B per client and round, the oracle)."""
     from repro.constrfl.experiments import _fair as fair_cells
     from repro.constrfl.experiments import _np as np_cells
-    from repro.constrfl.problems import unit_sphere_w0
+    from repro.constrfl.problem import unit_sphere_w0
     from repro.constrfl.proxal import FedProxAL
 
     if table == "table1":         # adult-a, n = 20, trial 0: the issue's Table 1 target cell

@@ -1,7 +1,10 @@
 """Paper 003 (He, Peng, Sun, TMLR 2024): federated learning with convex global and local
 constraints. Algorithm 1 (proximal augmented Lagrangian, `proxal`), Algorithm 2 (inexact ADMM,
-`admm`), Algorithm 3 (centralised cProx-AL, `cproxal`), the problems of Sections 5 and E.2
-(`problems`) and the experiments of Tables 1-4 and Figures 1-2 (`experiments`).
+`admm`), Algorithm 3 (centralised cProx-AL, `cproxal`), the table of methods (`methods`), the
+problem (5) and those of Sections 5 and E.2 (`problem`, its parties' functions in `blocks`),
+small instances for checks and tests (`instances`, their cvxpy optimum in `groundtruth`), the
+rebuilt data sets (`data`) and the experiments of Tables 1-4 and Figures 1-2 (`experiments/`,
+one module per item).
 
 Public names (imported on first use, see :mod:`repro.core.exports`)::
 
@@ -26,10 +29,13 @@ _EXPORTS = {
     # hyperparameters
     "ProxALConfig": "config", "reference_flags": "config",
     # the problem interface and the paper's problems
-    "Problem": "problems", "QuadraticBlock": "blocks", "LogisticBlock": "blocks",
-    "Merit": "merit", "neyman_pearson": "problems", "fairness": "problems",
-    "lcqp_paper": "problems", "lcqp_reference": "problems", "qp_ball": "problems",
-    "np_small": "problems", "unit_sphere_w0": "problems",
+    "Problem": "problem", "QuadraticBlock": "blocks", "LogisticBlock": "blocks",
+    "Merit": "merit", "neyman_pearson": "problem", "fairness": "problem",
+    "lcqp_paper": "problem", "lcqp_reference": "problem", "unit_sphere_w0": "problem",
+    # small instances (specs/constrfl.md §8.0)
+    "qp_ball": "instances", "np_small": "instances",
+    # the table of methods
+    "METHODS": "methods", "build": "methods",
     # Definition 1
     "kkt_residuals": "optimality",
     # the messages of the protocol

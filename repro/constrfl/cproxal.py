@@ -18,7 +18,7 @@ import numpy as np
 
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
-from repro.constrfl.problems import Problem
+from repro.constrfl.problem import Problem
 from repro.constrfl.subsolvers import solve
 
 __all__ = ["CentralProxAL", "SumMerit"]

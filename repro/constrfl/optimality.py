@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.constrfl.problems import Problem
+from repro.constrfl.problem import Problem
 
 __all__ = ["kkt_residuals"]
 

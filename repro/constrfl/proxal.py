@@ -21,7 +21,7 @@ from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.messages import DualChange
-from repro.constrfl.problems import Problem
+from repro.constrfl.problem import Problem
 from repro.constrfl.subsolvers import FactorCache, NewtonBreakdown
 from repro.core.validation import DivergenceError
 
@@ -46,7 +46,7 @@ class ProxALState:
 
 
 class FedProxAL:
-    """Algorithm 1 on a :class:`~repro.constrfl.problems.Problem`; ``step()`` = one outer
+    """Algorithm 1 on a :class:`~repro.constrfl.problem.Problem`; ``step()`` = one outer
     iteration (one call of Algorithm 2 plus the multiplier round)."""
 
     def __init__(self, problem: Problem, config: ProxALConfig, w0: np.ndarray, *,

@@ -3,13 +3,13 @@
 The paper's Table 1 reports feasibility 0.20 (the class-1 constraint active on the worst
 client) on every dataset, which needs the constraint to be feasible: some ``w`` (no intercept)
 with every client's class-1 mean logistic loss at most r. For a reading (an encoding of the
-categorical attributes, :data:`repro.constrfl.datasets.ENCODINGS`) and a client count n, the
+categorical attributes, :data:`repro.constrfl.data.ENCODINGS`) and a client count n, the
 smallest achievable worst-client loss
 
     L*(n) = min_w max_i (1/m_i1) sum_j log(1 + exp(-w^T x_j^{i1}))
 
 is a convex program (exponential cones), solved here with cvxpy/Clarabel; r = 0.2 is feasible
-iff ``L*(n) <= r``. Only the class-1 rows and the reference split (spec §4.1) enter.
+iff ``L*(n) <= r``. Only the class-1 rows and the reference split (specs/constrfl.md §4.1) enter.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.constrfl.datasets import ENCODINGS, NP_DATASETS, equal_class_split, load_np_dataset
+from repro.constrfl.data import ENCODINGS, NP_DATASETS, equal_class_split, load_np_dataset
 
 __all__ = ["FeasibilityReading", "best_worst_class1_loss", "feasibility_reading"]
 
-# Clarabel's accuracies of theory/constrfl_common (spec §8.0); 1e-10 triggers "inaccurate"
+# Clarabel's accuracies of repro/constrfl/groundtruth.py (specs/constrfl.md §8.0); 1e-10
+# triggers "inaccurate"
 _CLARABEL = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9}
 
 

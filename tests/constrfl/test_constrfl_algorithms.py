@@ -10,12 +10,13 @@ import pytest
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.config import ProxALConfig, reference_flags
 from repro.constrfl.cproxal import CentralProxAL
+from repro.constrfl.groundtruth import GroundTruth, solve_subproblem
+from repro.constrfl.instances import np_small, qp_ball
 from repro.constrfl.merit import Merit
 from repro.constrfl.messages import Broadcast, ClientUpload, DualChange, InitialUpload
-from repro.constrfl.problems import lcqp_paper, np_small, qp_ball, unit_sphere_w0
+from repro.constrfl.problem import lcqp_paper, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import ExactQuadratic
-from theory.constrfl.common import GroundTruth, solve_subproblem
 
 
 def _merits(problem, mu0, mus, center, beta, prox):

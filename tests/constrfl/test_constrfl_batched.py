@@ -10,9 +10,10 @@ import pytest
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.blocks import log1pexp, sigmoid
 from repro.constrfl.config import ProxALConfig
-from repro.constrfl.datasets import synthetic_fairness
+from repro.constrfl.data import synthetic_fairness
+from repro.constrfl.instances import np_small
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import fairness, np_small
+from repro.constrfl.problem import fairness
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import solve
 

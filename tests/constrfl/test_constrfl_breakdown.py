@@ -14,7 +14,7 @@ import pytest
 
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import neyman_pearson
+from repro.constrfl.problem import neyman_pearson
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import NewtonBreakdown, newton_solve
 from repro.core.validation import DivergenceError

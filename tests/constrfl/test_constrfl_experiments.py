@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from repro.constrfl.config import ProxALConfig
-from repro.constrfl.datasets import adult_b, equal_class_split, load_np_dataset
+from repro.constrfl.data import adult_b, equal_class_split, load_np_dataset
 from repro.constrfl.experiments import _fair as fair_cells
 from repro.constrfl.experiments import _np as np_cells
 from repro.constrfl.experiments import table4
 from repro.constrfl.experiments.render import pop_mean_std
-from repro.constrfl.problems import fairness, lcqp_reference
+from repro.constrfl.problem import fairness, lcqp_reference
 from repro.constrfl.proxal import FedProxAL
 from repro.engine.experiment import RunContext
 
@@ -99,7 +99,7 @@ def test_np_cell_metrics_follow_the_evaluation_script():
 
 
 def test_fairness_problem_runs_and_meets_disparity_on_synthetic_data():
-    from repro.constrfl.datasets import synthetic_fairness
+    from repro.constrfl.data import synthetic_fairness
 
     Xc, yc, Xs, ys = synthetic_fairness(np.random.default_rng(0), 2, per_class=40,
                                         server_per_class=80, d=5)
@@ -135,11 +135,11 @@ def test_every_linked_deviation_anchor_exists():
 def test_table4_and_table3_smoke_feed_the_comparison(tmp_path):
     import dataclasses
 
-    from repro.engine import registry
+    from repro.constrfl.experiments.table3 import TABLE3
     from repro.engine.compare import compare
     from repro.engine.runner import run_experiments
 
-    exps = {n: registry.get(n) for n in ("constrfl.table3", "constrfl.table4")}
+    exps = {"constrfl.table3": TABLE3, "constrfl.table4": table4.TABLE4}
     # n = 1 cells only (the n = 5 smoke cells add nothing to what is asserted here).
     exps["constrfl.table4"] = dataclasses.replace(
         exps["constrfl.table4"],

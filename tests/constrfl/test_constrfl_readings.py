@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from repro.constrfl.datasets import _one_hot, load_np_dataset
+from repro.constrfl.data import _one_hot, load_np_dataset
 from repro.constrfl.readings import FeasibilityReading, best_worst_class1_loss
 
 

@@ -10,11 +10,11 @@ from repro.constrfl.blocks import sigmoid
 from repro.constrfl.config import ProxALConfig, reference_flags
 from repro.constrfl.experiments import _np as np_cells
 from repro.constrfl.experiments import fig1, fig2, reproduce, table1, table2
+from repro.constrfl.instances import np_small
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import lcqp_reference, np_small, unit_sphere_w0
+from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, cholesky_factors
-from repro.engine.registry import get
 
 
 def _key(c):
@@ -49,8 +49,7 @@ def test_table2_and_figures_reduced_keep_both_hyperparameter_sets_and_full_data(
     assert [c["n"] for c in fig2.cells("reduced")] == [5, 10, 20]
     f1 = {c["dataset"]: c["k_max"] for c in fig1.cells("reduced")}
     assert f1 == {"breast-cancer-wisc": 100, "monks-1": 10, "adult-a": 10}
-    for name in ("constrfl.table1", "constrfl.table2", "constrfl.fig1", "constrfl.fig2"):
-        exp = get(name)
+    for exp in (table1.TABLE1, table2.TABLE2, fig1.FIG1, fig2.FIG2):
         assert exp.resolve_scale("auto") == "reduced" and "reduced" in exp.cost
 
 

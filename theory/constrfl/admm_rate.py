@@ -36,10 +36,10 @@ import numpy as np
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.config import ProxALConfig
+from repro.constrfl.groundtruth import GroundTruth, merits_for, solve_problem
+from repro.constrfl.instances import qp_ball
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import qp_ball
 from repro.constrfl.subsolvers import newton_solve
-from theory.constrfl.common import GroundTruth, merits_for, solve_problem
 from theory.constrfl.inner_bounds import lipschitz_on_ball, q_r
 from theory.registry import register
 from theory.result import CheckResult

@@ -37,11 +37,11 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig
+from repro.constrfl.groundtruth import GroundTruth, merits_for, solve_problem
+from repro.constrfl.instances import qp_ball
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import qp_ball
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.subsolvers import newton_solve
-from theory.constrfl.common import GroundTruth, merits_for, solve_problem
 from theory.registry import register
 from theory.result import CheckResult
 

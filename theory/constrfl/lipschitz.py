@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from repro.constrfl.instances import qp_ball
 from repro.constrfl.merit import Merit
-from repro.constrfl.problems import qp_ball
 from theory.registry import register
 from theory.result import CheckResult
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig
-from repro.constrfl.problems import qp_ball
+from repro.constrfl.instances import qp_ball
 from repro.constrfl.proxal import FedProxAL
 from theory.registry import register
 from theory.result import CheckResult

@@ -23,10 +23,10 @@ from functools import lru_cache
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig
+from repro.constrfl.groundtruth import GroundTruth, solve_problem
+from repro.constrfl.instances import qp_ball
 from repro.constrfl.optimality import kkt_residuals
-from repro.constrfl.problems import qp_ball
 from repro.constrfl.proxal import FedProxAL
-from theory.constrfl.common import GroundTruth, solve_problem
 from theory.constrfl.resolvent import stack_mu
 from theory.registry import register
 from theory.result import CheckResult

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.constrfl.problems import np_small, qp_ball
+from repro.constrfl.groundtruth import GroundTruth, merits_for, solve_problem, solve_subproblem
+from repro.constrfl.instances import np_small, qp_ball
 from repro.constrfl.subsolvers import newton_solve
-from theory.constrfl.common import GroundTruth, merits_for, solve_problem, solve_subproblem
 from theory.registry import register
 from theory.result import CheckResult
 

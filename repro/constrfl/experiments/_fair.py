@@ -1,6 +1,6 @@
 """Cells of the fairness items (32), specs/constrfl.md §4.2: Table 2 and Figure 2.
 
-adult-b is rebuilt from the raw Adult files (A2, :func:`repro.constrfl.datasets.adult_b`);
+adult-b is rebuilt from the raw Adult files (A2, :func:`repro.constrfl.data.adult_b`);
 clients split the training rows with the reference rule, the server holds the test rows.
 Two hyperparameter sets (A4, D9): ``"paper"`` (beta 10, s_bar 1e-3, rho 1e8, Sec. 5.2) and
 ``"script"`` (beta 50, s_bar 1e-2, rho 0.1, the script whose output the table scripts read).
@@ -18,10 +18,9 @@ from functools import lru_cache
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig
-from repro.constrfl.cproxal import CentralProxAL
-from repro.constrfl.datasets import adult_b, equal_class_split
-from repro.constrfl.problems import fairness, unit_sphere_w0
-from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.data import adult_b, equal_class_split
+from repro.constrfl.methods import build
+from repro.constrfl.problem import fairness, unit_sphere_w0
 from repro.engine.experiment import CellResult, RunContext
 
 ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
@@ -86,10 +85,10 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
     problem, Xc, yc, Xs, ys = fair_problem(config["n"], config["subsample"])
     w0 = unit_sphere_w0(problem.d, config["trial"])
     t0 = time.perf_counter()
-    cs = CentralProxAL(problem, cfg, w0).run()
+    cs = build("cProx-AL", problem, cfg, w0).run()
     t1 = time.perf_counter()
     per_iter = []
-    st = FedProxAL(problem, cfg, w0).run(
+    st = build("Algorithm 1", problem, cfg, w0).run(
         callback=lambda k, w: per_iter.append(evaluate(Xc, yc, Xs, ys, w)))
     t2 = time.perf_counter()
     for k, r in enumerate(st.admm_rounds):

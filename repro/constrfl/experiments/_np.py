@@ -20,10 +20,9 @@ from functools import lru_cache
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig, reference_flags
-from repro.constrfl.cproxal import CentralProxAL
-from repro.constrfl.datasets import equal_class_split, load_np_dataset
-from repro.constrfl.problems import neyman_pearson, unit_sphere_w0
-from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.data import equal_class_split, load_np_dataset
+from repro.constrfl.methods import build
+from repro.constrfl.problem import neyman_pearson, unit_sphere_w0
 from repro.engine.experiment import CellResult, RunContext
 
 NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),
@@ -80,10 +79,10 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
     problem, X0, X1 = np_problem(config["dataset"], config["n"], mode == "reference")
     w0 = unit_sphere_w0(problem.d, config["trial"])
     t0 = time.perf_counter()
-    cs = CentralProxAL(problem, cfg, w0).run()
+    cs = build("cProx-AL", problem, cfg, w0).run()
     t1 = time.perf_counter()
     per_iter: list[tuple[np.ndarray, np.ndarray]] = []
-    alg = FedProxAL(problem, cfg, w0)
+    alg = build("Algorithm 1", problem, cfg, w0)
     st = alg.run(callback=lambda k, w: per_iter.append(class_losses(X0, X1, w)))
     t2 = time.perf_counter()
     for k, (r, ok) in enumerate(zip(st.admm_rounds, st.admm_certified, strict=True)):

@@ -3,7 +3,7 @@ classification, n = 5 (specs/constrfl.md §7; the cell code is :mod:`._np`)."""
 
 from __future__ import annotations
 
-from repro.constrfl.datasets import NP_DATASETS
+from repro.constrfl.data import NP_DATASETS
 from repro.constrfl.experiments import PAPER, claims, render
 from repro.constrfl.experiments._np import CAPS, NP_DATA, reduced_protocol, run_cell
 from repro.engine.experiment import Experiment

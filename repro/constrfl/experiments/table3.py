@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from repro.constrfl.datasets import NP_DATASETS, equal_class_split, load_np_dataset
+from repro.constrfl.data import NP_DATASETS, equal_class_split, load_np_dataset
 from repro.constrfl.experiments import PAPER, render, reproduce
 from repro.constrfl.experiments._np import NP_DATA
 from repro.engine.experiment import CellResult, Experiment, RunContext

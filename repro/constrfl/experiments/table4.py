@@ -14,11 +14,10 @@ from functools import lru_cache
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig, reference_flags
-from repro.constrfl.cproxal import CentralProxAL
 from repro.constrfl.experiments import PAPER, claims, render, reproduce
+from repro.constrfl.methods import build
 from repro.constrfl.optimality import kkt_residuals
-from repro.constrfl.problems import lcqp_reference, unit_sphere_w0
-from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
 from repro.core.metrics import constraint_feasibility
 from repro.engine.experiment import CellResult, Experiment, RunContext
 from repro.engine.registry import register
@@ -65,12 +64,12 @@ def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "ve
     cfg = config_for(mode)
     w0 = unit_sphere_w0(d, trial)
     t0 = time.perf_counter()
-    cprox = CentralProxAL(problem, cfg, w0)
+    cprox = build("cProx-AL", problem, cfg, w0)
     cs = cprox.run()
     t1 = time.perf_counter()
     # D12: the reference driver hands cProx-AL's (in-place updated) multipliers to Algorithm 1.
     kw = dict(mu0=cs.mu0, mus=cs.mus) if cfg.mu0_from_cprox else {}
-    alg = FedProxAL(problem, cfg, w0, backend=backend, **kw)
+    alg = build("Algorithm 1", problem, cfg, w0, backend=backend, **kw)
     st = alg.run()
     t2 = time.perf_counter()
     return problem, cs, st, (t1 - t0, t2 - t1)

@@ -1,8 +1,9 @@
-"""cvxpy ground truth for the constrfl checks and tests (spec constrfl.md §8.0).
+"""cvxpy ground truth for the constrfl checks and tests (specs/constrfl.md §8.0): the optimum
+of the small instances of :mod:`repro.constrfl.instances` and of their subproblems.
 
-Problem (5) and the subproblem (12) of a :class:`repro.constrfl.problems.Problem` as cvxpy
+Problem (5) and the subproblem (12) of a :class:`repro.constrfl.problem.Problem` as cvxpy
 expressions, solved by Clarabel with ``tol_gap_abs = tol_gap_rel = tol_feas = 1e-9`` (1e-10
-triggers "inaccurate" statuses on the logistic instances, spec §8.0), followed by a few
+triggers "inaccurate" statuses on the logistic instances, specs/constrfl.md §8.0), then a few
 damped-Newton steps on smooth strongly convex subproblems (to ||grad||_inf <= 1e-13).
 """
 
@@ -12,6 +13,7 @@ import cvxpy as cp
 import numpy as np
 
 from repro.constrfl.blocks import LogisticBlock
+from repro.constrfl.cproxal import SumMerit
 from repro.constrfl.merit import Merit
 from repro.constrfl.subsolvers import newton_solve
 from repro.core.groundtruth import clarabel_settings, solve_clarabel
@@ -22,9 +24,10 @@ __all__ = ["CLARABEL", "GroundTruth", "constraint_exprs", "objective_expr", "sol
 CLARABEL_TOLERANCES = (1e-9, 1e-8, 1e-7)
 CLARABEL = clarabel_settings(CLARABEL_TOLERANCES[0])
 # Fallback settings: Clarabel ends "optimal_inaccurate" on some instances at 1e-9 (and at
-# 1e-10, spec §8.0): on the [.]_+^2 terms of inactive constraints the primal residual grows
-# after the gap has converged. Such a solve is repeated at 1e-8, then 1e-7; only an "optimal"
-# status is accepted, the retries are counted, and every argmin is polished by Newton.
+# 1e-10, specs/constrfl.md §8.0): on the [.]_+^2 terms of inactive constraints the primal
+# residual grows after the gap has converged. Such a solve is repeated at 1e-8, then 1e-7;
+# only an "optimal" status is accepted, the retries are counted, and every argmin is polished
+# by Newton.
 CLARABEL_FALLBACK = tuple(clarabel_settings(t) for t in CLARABEL_TOLERANCES[1:])
 
 
@@ -152,8 +155,6 @@ def _party_list(problem):
 
 def merits_for(problem, mu: list[np.ndarray], center, beta, prox_total):
     """ell_k as a :class:`repro.constrfl.cproxal.SumMerit` with the given per-party mu."""
-    from repro.constrfl.cproxal import SumMerit
-
     n_parties = 1 + problem.n
     prox = prox_total / n_parties
     ms = [Merit(problem.server, np.asarray(mu[0])[None], center, beta, prox)]

@@ -1,10 +1,16 @@
-"""Problem (5) instances: one server block (c_0, no objective) and client blocks (f_i, c_i).
+"""The paper's problem (5): one server block (c_0, no objective) and client blocks (f_i, c_i),
+and the problems of its experiments.
 
+* :class:`Problem`: (5) as a server block and client blocks (:mod:`repro.constrfl.blocks`);
 * :func:`lcqp_reference` / :func:`lcqp_paper`: the equality-constrained QP (86), App. E.2, with
-  the reference generator that reproduces Table 4 (spec §4.3) and the paper's wording (D10);
+  the reference generator that reproduces Table 4 (specs/constrfl.md §4.3) and the paper's
+  wording (D10);
 * :func:`neyman_pearson`: (30)-(31) from client class-0 / class-1 row arrays;
 * :func:`fairness`: (32) from client row arrays and the server's rows;
-* :func:`qp_ball`, :func:`np_small`: the theory instances of spec §8.0.
+* :func:`unit_sphere_w0`: the reference rule for the initial point w^0 (A3, D7).
+
+The small instances of the theory checks, tests and benchmarks are in
+:mod:`repro.constrfl.instances`.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from repro.constrfl.blocks import LogisticBlock, QuadraticBlock
 from repro.core.validation import check_labels, check_range, check_vector
 
 __all__ = ["Problem", "fairness", "lcqp_paper", "lcqp_reference", "neyman_pearson",
-           "np_small", "qp_ball", "unit_sphere_w0"]
+           "unit_sphere_w0"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,8 @@ def _lcqp(A, B, C, D, equality=True) -> Problem:
 
 
 def lcqp_reference(d: int, n: int, m: int, seed: int = 10) -> Problem:
-    """The reference script's generator of (86) (spec §4.3), reproducing Table 4 exactly.
+    """The reference script's generator of (86) (specs/constrfl.md §4.3), reproducing Table 4
+    exactly.
 
     One ``RandomState(10)`` per (d, n, m~); n+1 slots, clients first and the server LAST; per
     slot ``eig = 0.5 + 0.5 rand(d)``, a shuffle of ``range(d)`` whose result is unused (it
@@ -109,7 +116,7 @@ def lcqp_paper(d: int, n: int, m: int, rng: np.random.Generator) -> Problem:
 
 
 def _null_server(d: int) -> QuadraticBlock:
-    """m_0 = 0: P_{0,k} is the prox term only (closed-form server step, spec §2.4)."""
+    """m_0 = 0: P_{0,k} is the prox term only (closed-form server step, specs/constrfl.md §2.4)."""
     return QuadraticBlock(d, None, None, None, np.zeros((1, 0, d)), np.zeros((1, 0)), True)
 
 
@@ -159,8 +166,9 @@ def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
              r: float = 0.1) -> Problem:
     """(32): client i minimises ``(1/N_tot) sum_j phi`` over its rows subject to
     ``|L_{i,0} - L_{i,1}| <= r`` (two constraints); the server has the same constraint on its
-    rows and no objective. The sensitive attribute is the LAST feature column (spec §4.2).
-    Labels ``yc`` (n, M) and ``ys`` are in {0, 1}, as is the sensitive column."""
+    rows and no objective. The sensitive attribute is the LAST feature column
+    (specs/constrfl.md §4.2). Labels ``yc`` (n, M) and ``ys`` are in {0, 1}, as is the
+    sensitive column."""
     Xc, Xs = _client_rows("Xc", Xc), np.asarray(Xs)
     n, M, d = Xc.shape
     if Xs.ndim != 2 or Xs.shape[1] != d:
@@ -180,58 +188,3 @@ def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
     server = LogisticBlock(d, Xs[None], ys[None].astype(float), np.zeros((1, len(ys))),
                            _disparity_weights(Xs[None, :, -1]), np.full((1, 2), r))
     return Problem(server, (clients,))
-
-
-def qp_ball(rng: np.random.Generator, d: int = 6, n: int = 3) -> Problem:
-    """QP-ball of spec §8.0: ``f_i = ½wᵀA_iw + b_iᵀw``, ``b_i = -3 g/||g||``; local
-    ``c_i = (a_iᵀw - 0.1, ||w - z_i||^2 - 1)`` (a_i unit, ||z_i|| = 0.5); global
-    ``c_0 = ||w||^2 - 1`` (Remark 4.1). w = 0 is strictly feasible."""
-    A = np.empty((n, d, d))
-    for i in range(n):
-        U = np.linalg.qr(rng.standard_normal((d, d)))[0]
-        A[i] = (U * rng.uniform(0.5, 1.0, d)) @ U.T
-    g = rng.standard_normal((n, d))
-    b = -3.0 * g / np.linalg.norm(g, axis=1, keepdims=True)
-    a = rng.standard_normal((n, d))
-    a /= np.linalg.norm(a, axis=1, keepdims=True)
-    z = rng.standard_normal((n, d))
-    z *= 0.5 / np.linalg.norm(z, axis=1, keepdims=True)
-    eye = np.eye(d)
-    H = np.zeros((n, 2, d, d))
-    H[:, 1] = 2 * eye
-    G = np.stack([a, -2 * z], axis=1)
-    r = np.stack([np.full(n, -0.1), np.sum(z * z, axis=1) - 1.0], axis=1)
-    clients = QuadraticBlock(d, A, b, H, G, r)
-    server = QuadraticBlock(d, None, None, (2 * eye)[None, None], np.zeros((1, 1, d)),
-                            np.full((1, 1), -1.0))
-    return Problem(server, (clients,))
-
-
-def np_small(rng: np.random.Generator, d: int = 5, n: int = 3, m: int = 30) -> Problem:
-    """NP-small (spec §8.0): Gaussian features, class means ±0.5 u, m rows per class and client.
-
-    Thresholds ``r_i = 1.05 x`` client i's class-1 loss at the pooled logistic-regression fit
-    ``w_lr`` (both classes): ``w_lr`` is strictly feasible (Slater) and the class-0 objective
-    pushes the class-1 losses up, so the constraints are active. (The spec's ``0.8 x`` the value
-    at the minimiser of f gave infeasible instances; docs/deviations.md.)
-    """
-    import scipy.optimize
-
-    u = rng.standard_normal(d)
-    u /= np.linalg.norm(u)
-    X0 = rng.standard_normal((n, m, d)) - 0.5 * u
-    X1 = rng.standard_normal((n, m, d)) + 0.5 * u
-    base = neyman_pearson(X0, X1, r=0.0)
-    blk = base.clients[0]
-
-    def fg(w):
-        W = np.broadcast_to(w, (n, d))
-        c = blk.c(W)[:, 0]
-        return (float(blk.f(W).sum() * n + c.sum()),
-                blk.grad_f(W).sum(axis=0) * n + blk.jac_c(W)[:, 0].sum(axis=0))
-
-    w_lr = scipy.optimize.minimize(fg, np.zeros(d), jac=True, method="L-BFGS-B",
-                                   options={"gtol": 1e-12, "ftol": 0.0}).x
-    loss1 = blk.c(np.broadcast_to(w_lr, (n, d)))[:, 0]
-    clients = LogisticBlock(d, blk.X, blk.y, blk.fw, blk.Gw, (1.05 * loss1)[:, None])
-    return Problem(base.server, (clients,))
