@@ -1,5 +1,6 @@
 """``make bench`` for paper 002: the 100-client round (vectorized vs loop oracle) and the dual
-step (exact permutohedron projection vs the cvxpy QP of spec §2.3, method 2)."""
+step (exact permutohedron projection vs the cvxpy QP of specs/relfair.md §2.3,
+method 2)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ def _client_round() -> list[dict]:
     """
     import torch
 
-    from repro.relfair.algorithms import make_algorithm
+    from repro.relfair.client_batch import ClientEngine
+    from repro.relfair.clients import draw_round
     from repro.relfair.data import load_federated
-    from repro.relfair.engine import ClientEngine
+    from repro.relfair.methods import build
     from repro.relfair.models import init_params
-    from repro.relfair.problem import draw_round
 
     data = load_federated("MNIST", 100, np.random.default_rng(0))
     theta0 = init_params(784, 50, 10, torch.Generator().manual_seed(0))
@@ -36,8 +37,8 @@ def _client_round() -> list[dict]:
         for threads in (1, 2):
             torch.set_num_threads(threads)
             for method in ("Scaff-PD-IA", "FedAvg"):
-                algs = {b: make_algorithm(method, ClientEngine(data, b), theta0,
-                                          torch.Generator().manual_seed(1))
+                algs = {b: build(method, ClientEngine(data, b), theta0,
+                                 torch.Generator().manual_seed(1))
                         for b in ("loop", "vectorized")}
                 rows.append(compare_timings(
                     f"{method}: one round, MNIST, 100 clients, J=5, B=32, {threads} thread(s)",
@@ -54,8 +55,8 @@ def _client_round() -> list[dict]:
 
 @benchmark("relfair.dual_step")
 def _dual_step() -> list[dict]:
-    from repro.relfair.ambiguity import RelativeAmbiguitySet
-    from theory.relfair.projection import cvxpy_dual_step
+    from repro.relfair.instances import cvxpy_dual_step
+    from repro.relfair.problem import RelativeAmbiguitySet
 
     amb = RelativeAmbiguitySet(100, 0.2, 0.2, 0.2)
     z = 0.01 + 1e-3 * np.random.default_rng(0).gamma(2.0, 1.0, 100)

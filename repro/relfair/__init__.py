@@ -1,11 +1,14 @@
 """Paper 002: Federated Learning with Relative Fairness (Scaff-PD-IA and five baselines).
 
-Modules: ``ambiguity`` (Lambda_phi = P(w) and the dual step), ``models`` (the stacked MLP),
-``problem`` (clients' data; minibatch and dropout draws), ``data`` (MNIST / CIFAR-10 clients),
-``engine`` (the client-update engine: loop oracle and vectorized path), ``messages`` (what
-crosses the wire), ``algorithms`` (the six methods), ``training`` (one Table 1 run),
-``penguins`` and ``geometry`` (Figures 3, 1 and 2), ``experiments`` (registration), ``bench``.
-Spec: ``shared/specs/relfair.md``.
+Modules: ``problem`` (the problem (8): Lambda_phi = P(w) and the dual step), ``clients``
+(clients' data; minibatch and dropout draws), ``models`` (the stacked MLP), ``data`` (MNIST /
+CIFAR-10 clients), ``client_batch`` (the client updates of all clients at once: loop oracle
+and vectorized path), ``messages`` (what crosses the wire), ``federated`` (what the methods
+share), one module per method (``scaff_pd_ia``, ``fedavg``, ``safl``, ``drfa``), ``methods``
+(the table of the six methods: ``METHODS``, ``build``), ``metrics`` (Table 1's and Fig. 4's
+client metrics), ``penguins`` and ``geometry`` (Figures 3, 1 and 2), ``instances`` (small
+instances and ground truth for tests, theory and benchmarks), ``experiments`` (one module per
+paper item). Spec: ``specs/relfair.md``.
 
 Public names (imported on first use, see :mod:`repro.core.exports`)::
 
@@ -13,25 +16,24 @@ Public names (imported on first use, see :mod:`repro.core.exports`)::
 
 ``StochasticAFL`` is :class:`SAFL`. ``Scaffold`` and ``ScaffPD`` are :class:`ScaffPDIA` with
 the singleton ``{1/n}`` and with ``Delta_alpha`` (``phi = 0``) as ambiguity set (App. J.2);
-they build the paper's configuration through :func:`make_algorithm`. A user's own data enter
-through :func:`split_clients` (arrays and a partition) and :class:`ClientEngine`. Example:
-``docs/usage.md``.
+they build the paper's configuration through :func:`repro.relfair.methods.build` (also
+exported as ``make_algorithm``). A user's own data enter through :func:`split_clients` (arrays
+and a partition) and :class:`ClientEngine`. Example: ``docs/usage.md``.
 """
-
 from repro.core.exports import lazy_exports
 
 _EXPORTS = {
     # the six methods and their hyperparameters
-    "ScaffPDIA": "algorithms", "ScaffPDIAHyper": "algorithms",
-    "FedAvg": "algorithms", "FedAvgHyper": "algorithms",
-    "SAFL": "algorithms", "StochasticAFL": "algorithms:SAFL", "SAFLHyper": "algorithms",
-    "DRFA": "algorithms", "DRFAHyper": "algorithms",
-    "TrainSetup": "algorithms", "FLState": "algorithms",
-    "make_algorithm": "algorithms", "METHODS": "algorithms",
+    "ScaffPDIA": "scaff_pd_ia", "ScaffPDIAHyper": "scaff_pd_ia",
+    "FedAvg": "fedavg", "FedAvgHyper": "fedavg",
+    "SAFL": "safl", "StochasticAFL": "safl:SAFL", "SAFLHyper": "safl",
+    "DRFA": "drfa", "DRFAHyper": "drfa",
+    "TrainSetup": "federated", "FLState": "federated",
+    "make_algorithm": "methods:build", "METHODS": "methods",
     # the ambiguity set Lambda_phi and the dual step
-    "RelativeAmbiguitySet": "ambiguity", "dual_step": "ambiguity",
+    "RelativeAmbiguitySet": "problem", "dual_step": "problem",
     # a user's own clients: data, engine, model
-    "ClientData": "problem", "split_clients": "problem", "ClientEngine": "engine",
+    "ClientData": "clients", "split_clients": "clients", "ClientEngine": "client_batch",
     "init_params": "models", "forward": "models",
 }
 __all__ = sorted([*_EXPORTS, "ScaffPD", "Scaffold"])
@@ -41,19 +43,20 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 def Scaffold(engine, theta0, generator, **options):
     """Scaffold: :class:`ScaffPDIA` with Lambda = {1/n} (alpha = 1, phi = 0; App. J.2).
 
-    ``options`` are those of :func:`make_algorithm` (``local_steps``, ``setup``, ``tau``).
+    ``options`` are those of :func:`repro.relfair.methods.build` (``local_steps``, ``setup``,
+    ``tau``).
     """
-    from repro.relfair.algorithms import make_algorithm
+    from repro.relfair.methods import build
 
-    return make_algorithm("Scaffold", engine, theta0, generator, **options)
+    return build("Scaffold", engine, theta0, generator, **options)
 
 
 def ScaffPD(engine, theta0, generator, **options):
     """Scaff-PD (Yu et al. 2023): :class:`ScaffPDIA` with Lambda = Delta_alpha (phi = 0).
 
-    ``options`` are those of :func:`make_algorithm` (``alpha``, ``local_steps``, ``setup``,
-    ``tau``).
+    ``options`` are those of :func:`repro.relfair.methods.build` (``alpha``, ``local_steps``,
+    ``setup``, ``tau``).
     """
-    from repro.relfair.algorithms import make_algorithm
+    from repro.relfair.methods import build
 
-    return make_algorithm("Scaff-PD", engine, theta0, generator, **options)
+    return build("Scaff-PD", engine, theta0, generator, **options)

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from repro.core.partition import dirichlet_label_split
-from repro.relfair.problem import ClientData, split_clients
+from repro.relfair.clients import ClientData, split_clients
 
 __all__ = ["TASKS", "load_federated"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.problem import RelativeAmbiguitySet
 
 __all__ = ["FIG1_POINTS", "fig1_centers", "hexagon_vertices", "simplex_plane_coords"]
 

@@ -6,7 +6,7 @@
 A model is a tuple ``(W1, b1, W2, b2)`` with shapes ``(d_in, h), (h,), (h, K), (K,)``
 (``W`` stored input-major, i.e. the transpose of ``torch.nn.Linear.weight``); a stack of client
 models has a leading client axis ``(n, ...)`` on every tensor. Dropout is applied through a mask
-drawn outside (``repro.relfair.problem``) holding 0 or ``1/(1-p)`` (inverted dropout, as
+drawn outside (``repro.relfair.clients``) holding 0 or ``1/(1-p)`` (inverted dropout, as
 ``torch.nn.Dropout``), so the loop oracle and the vectorized path see the same randomness.
 """
 

@@ -1,154 +1,103 @@
-"""Clients' data and the randomness of one round (spec relfair §3.0, §4.1, §10).
+r"""The problem of paper 002: relative-fair federated learning, (8),
 
-All clients' samples live in one concatenated tensor per split; client ``i`` owns rows
-``offsets[i]:offsets[i+1]``. A round's randomness -- minibatch indices ``(S, n, B)`` and dropout
-masks ``(S, n, B, h)`` for its ``S`` gradient evaluations -- is drawn here, once, from the run's
-``torch.Generator``, and handed to both client-update backends, so the loop oracle and the
-vectorized path consume identical randomness.
+    ``min_theta max_{lambda in Lambda_phi(A, B)} sum_i lambda_i f_i(theta)``,
+
+with the integrated ambiguity set Lambda_phi(A, B) of (7) as constraint set of the dual
+variable, and the dual step of Alg. 1 (line 9). The client losses f_i and their gradients are
+those of the MLP of App. J.2 (``repro.relfair.models``) on each client's data
+(``repro.relfair.clients``).
+
+For capped simplices ``A = Delta_alpha``, ``B = Delta_beta`` ((2)),
+
+    ``Lambda_phi(A, B) = {(a - phi b)/(1 - phi) : a in A, b in B} = P(w)``,
+    ``w = (v_alpha(decreasing) - phi v_beta(increasing)) / (1 - phi)``,
+
+the permutohedron of ``w`` (specs/relfair.md §1.6; both sets have the support function
+``h(s) = sum_i w_i s_(i) = (F_A(s) - phi F_B(s)) / (1 - phi)``). Consequences used here:
+the inner max of (8) is ``sum_i w_i l_(i)`` (decreasing order,
+:meth:`RelativeAmbiguitySet.support`), ``||Lambda||_1 = ||w||_1``, the skewness
+``s(Lambda) = n ||w||_2^2`` (Prop. 5, corrected; specs/relfair.md §8b), and the dual step of
+Alg. 1 (line 9) is the Euclidean projection onto ``P(w)`` (specs/relfair.md §2.3, method 1).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
-import torch
 
-from repro.core.validation import (
-    check_class_labels,
-    check_matrix,
-    check_range,
-    check_vector,
-)
+from repro.core.metrics import capped_simplex_vertex
+from repro.core.projections import permutohedron_projection
+from repro.core.validation import check_range
 
-__all__ = ["ClientData", "RoundDraws", "draw_round", "split_clients"]
+__all__ = ["RelativeAmbiguitySet", "dual_step"]
 
 
 @dataclass(frozen=True)
-class ClientData:
-    """Per-client train and validation samples (float32 features, int64 labels)."""
+class RelativeAmbiguitySet:
+    """``Lambda_phi(Delta_alpha^{n-1}, Delta_beta^{n-1})`` (paper 002 (7)).
 
-    X_train: torch.Tensor
-    y_train: torch.Tensor
-    train_offsets: np.ndarray
-    X_val: torch.Tensor
-    y_val: torch.Tensor
-    val_offsets: np.ndarray
-    classes: int
-
-    @property
-    def n(self) -> int:
-        return len(self.train_offsets) - 1
-
-    @property
-    def train_sizes(self) -> np.ndarray:
-        return np.diff(self.train_offsets)
-
-    @property
-    def val_sizes(self) -> np.ndarray:
-        return np.diff(self.val_offsets)
-
-    @property
-    def d_in(self) -> int:
-        return int(self.X_train.shape[1])
-
-    def owner(self, split: str) -> torch.Tensor:
-        """Client id of every row of a split (for segment means)."""
-        sizes = self.train_sizes if split == "train" else self.val_sizes
-        return torch.from_numpy(np.repeat(np.arange(self.n), sizes))
-
-
-def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np.random.Generator,
-                  *, train_fraction: float = 0.8, classes: int = 10) -> ClientData:
-    """Each client's samples permuted; the first ``floor(0.8 N_i)`` train, the rest validation
-    (paper §7 "80:20"; spec §4.1).
-
-    ``X`` (rows, features) and ``y`` (integer labels in ``0..classes-1``) are numpy arrays;
-    ``parts[i]`` holds the rows of client ``i`` (no row in two clients). Bad inputs raise
-    ``ValueError`` naming the argument."""
-    check_range("train_fraction", train_fraction, low=0, high=1, low_open=True, high_open=True)
-    X = check_matrix("X", X)
-    y = check_vector("y", y, length=X.shape[0], length_of="X")
-    check_class_labels("y", y, classes)
-    _check_parts(parts, X.shape[0])
-    tr, va = [], []
-    for idx in parts:
-        perm = rng.permutation(idx)
-        k = int(np.floor(train_fraction * len(perm)))
-        if k < 1 or k == len(perm):
-            raise ValueError(f"a client with {len(perm)} samples cannot be split 80:20")
-        tr.append(perm[:k])
-        va.append(perm[k:])
-    tr_idx, va_idx = np.concatenate(tr), np.concatenate(va)
-    offs = [np.concatenate([[0], np.cumsum([len(p) for p in ps])]) for ps in (tr, va)]
-    Xf = np.asarray(X, dtype=np.float32)
-    return ClientData(
-        X_train=torch.from_numpy(np.ascontiguousarray(Xf[tr_idx])),
-        y_train=torch.from_numpy(np.asarray(y)[tr_idx].astype(np.int64)),
-        train_offsets=offs[0],
-        X_val=torch.from_numpy(np.ascontiguousarray(Xf[va_idx])),
-        y_val=torch.from_numpy(np.asarray(y)[va_idx].astype(np.int64)),
-        val_offsets=offs[1], classes=classes)
-
-
-def _check_parts(parts: list[np.ndarray], rows: int) -> None:
-    """Every part holds row indices of ``X``; no row belongs to two clients."""
-    if len(parts) == 0:
-        raise ValueError("parts must hold at least one client's row indices")
-    owner = np.full(rows, -1)
-    for i, idx in enumerate(parts):
-        idx = check_vector(f"parts[{i}]", idx)
-        if idx.size and idx.dtype.kind not in "iu":
-            raise ValueError(f"parts[{i}] must hold integer row indices, got dtype {idx.dtype}")
-        out = idx[(idx < 0) | (idx >= rows)]
-        if out.size:
-            raise ValueError(f"parts[{i}] holds row {int(out[0])}, X has {rows} rows")
-        values, counts = np.unique(idx, return_counts=True)
-        if (counts > 1).any():
-            raise ValueError(f"parts[{i}] repeats row {int(values[counts > 1][0])}")
-        taken = owner[idx] >= 0
-        if taken.any():
-            r = int(idx[taken][0])
-            raise ValueError(f"parts[{i}] repeats row {r} of parts[{int(owner[r])}]; "
-                             "a row belongs to one client")
-        owner[idx] = i
-
-
-@dataclass(frozen=True)
-class RoundDraws:
-    """Global row indices ``idx`` (S, n, B) into the train split and dropout masks
-    ``mask`` (S, n, B, h) with entries 0 or 1/(1-p); ``mask`` is None without dropout."""
-
-    idx: torch.Tensor
-    mask: torch.Tensor | None
-
-
-def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: float,
-               generator: torch.Generator) -> RoundDraws:
-    """Minibatches for ``steps`` gradient evaluations of every client, and dropout masks.
-
-    Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
-    of a uniformly random permutation, drawn as the smallest of i.i.d. uniform keys), or
-    ``batch`` rows drawn with replacement when the client has fewer (spec §10).
+    ``phi = 0`` gives ``Delta_alpha`` itself (the DRO set of (1), Scaff-PD); ``alpha = 1`` with
+    ``phi = 0`` gives the singleton ``{1/n}`` (Scaffold, App. J.2).
     """
-    sizes = torch.from_numpy(data.train_sizes)
-    offsets = torch.from_numpy(data.train_offsets[:-1])
-    n, nmax = len(sizes), int(sizes.max())
-    keys = torch.rand(steps, n, nmax, generator=generator, dtype=torch.float64)
-    keys = keys.masked_fill(torch.arange(nmax) >= sizes[:, None], 2.0)
-    # the batch smallest keys in increasing order: topk returns exactly argsort's first batch
-    # columns (keys are distinct float64 uniforms; the 2.0 fill only ties for clients with
-    # fewer than batch rows, which are replaced below) at O(nmax) instead of O(nmax log nmax)
-    local = (torch.topk(keys, batch, dim=-1, largest=False, sorted=True).indices
-             if nmax >= batch else None)
-    small = sizes < batch
-    if small.any() or local is None:
-        repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
-                * sizes[:, None]).long()
-        local = repl if local is None else torch.where(small[:, None], repl, local)
-    idx = local + offsets[:, None]
-    mask = None
-    if dropout > 0:
-        keep = torch.rand(steps, n, batch, hidden, generator=generator) >= dropout
-        mask = keep.to(torch.float32) / (1.0 - dropout)
-    return RoundDraws(idx=idx, mask=mask)
+
+    n: int
+    alpha: float
+    beta: float
+    phi: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or self.n < 1:
+            raise ValueError(f"n must be an integer in [1, inf), got {self.n!r}")
+        check_range("alpha", self.alpha, low=0, high=1, low_open=True)
+        check_range("beta", self.beta, low=0, high=1, low_open=True)
+        check_range("phi", self.phi, low=0, high=1, high_open=True)
+
+    @cached_property
+    def w(self) -> np.ndarray:
+        """Generating vector, decreasing, ``sum(w) = 1`` (specs/relfair.md §1.6)."""
+        va = capped_simplex_vertex(int(self.n), self.alpha)
+        vb = capped_simplex_vertex(int(self.n), self.beta)[::-1]
+        return (va - self.phi * vb) / (1.0 - self.phi)
+
+    def support(self, losses) -> np.ndarray | float:
+        """``max_{lambda in Lambda} <lambda, l> = sum_i w_i l_(i)`` (decreasing), last axis."""
+        f = np.asarray(losses, dtype=np.float64)
+        out = np.sum(self.w * np.sort(f, axis=-1)[..., ::-1], axis=-1)
+        return float(out) if out.ndim == 0 else out
+
+    def project(self, z) -> np.ndarray:
+        """Euclidean projection onto ``Lambda_phi = P(w)`` (specs/relfair.md §2.3, method 1)."""
+        return permutohedron_projection(z, self.w)
+
+    def contains(self, lam, tol: float = 1e-10) -> bool:
+        """Majorization test: sorted partial sums of ``lam`` <= those of ``w``, equal total."""
+        lam = np.asarray(lam, dtype=np.float64)
+        gap = np.cumsum(np.sort(lam)[::-1]) - np.cumsum(self.w)
+        return bool(np.all(gap[:-1] <= tol) and abs(gap[-1]) <= tol)
+
+    @property
+    def l1_norm(self) -> float:
+        """``||Lambda||_1 = max_lambda ||lambda||_1 = ||w||_1`` (specs/relfair.md §1.6)."""
+        return float(np.abs(self.w).sum())
+
+    @property
+    def skewness(self) -> float:
+        """``s(Lambda) = n max_lambda ||lambda||_2^2 = n ||w||_2^2`` (Prop. 5 corrected,
+        specs/relfair.md §8b)."""
+        return float(self.n * np.sum(self.w ** 2))
+
+    @property
+    def is_singleton(self) -> bool:
+        return bool(np.all(self.w == self.w[0]))
+
+
+def dual_step(lam, s, sigma: float, ambiguity: RelativeAmbiguitySet) -> np.ndarray:
+    r"""Alg. 1 line 9 with ``psi = 0``: ``argmin_{l in Lambda} -<s, l> + ||l - lam||^2/(2 sigma)``.
+
+    Completing the square, this is ``Proj_Lambda(lam + sigma s)`` (specs/relfair.md §2.3); only
+    ``lambda = (a - phi b)/(1 - phi)`` is unique, not the pair (a, b), and only lambda is used.
+    """
+    check_range("sigma", sigma, low=0, low_open=True)
+    z = np.asarray(lam, dtype=np.float64) + sigma * np.asarray(s, dtype=np.float64)
+    return ambiguity.project(z)

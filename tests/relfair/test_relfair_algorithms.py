@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.core.partition import dirichlet_label_split
-from repro.relfair.algorithms import (
+from repro.relfair import (
     DRFA,
     METHODS,
     SAFL,
@@ -21,8 +20,9 @@ from repro.relfair.algorithms import (
     TrainSetup,
     make_algorithm,
 )
-from repro.relfair.ambiguity import RelativeAmbiguitySet
-from repro.relfair.engine import ClientEngine
+from repro.relfair.client_batch import ClientEngine
+from repro.relfair.clients import draw_round
+from repro.relfair.instances import gaussian_clients
 from repro.relfair.messages import (
     SERVER_TO_CLIENT,
     ControlBroadcast,
@@ -33,7 +33,7 @@ from repro.relfair.messages import (
 )
 from repro.relfair.metrics import client_metrics
 from repro.relfair.models import init_params
-from repro.relfair.problem import draw_round, split_clients
+from repro.relfair.problem import RelativeAmbiguitySet
 
 D_IN, N_CLIENTS = 30, 10
 SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)
@@ -41,13 +41,8 @@ SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(5)
-    y = rng.integers(0, 10, 1500)
-    X = rng.normal(size=(1500, D_IN)).astype(np.float32)
-    X[np.arange(1500), y] += 2.0  # learnable Gaussian clusters
-    parts = dirichlet_label_split(y, N_CLIENTS, 0.5, rng)
-    parts[0] = parts[0][:6]  # one client smaller than the batch: draws with replacement
-    return split_clients(X, y, parts, rng)
+    # learnable Gaussian clusters; one client smaller than the batch: draws with replacement
+    return gaussian_clients(5, 1500, D_IN, N_CLIENTS, small_client=6)
 
 
 def _alg(method, data, backend, seed=3):

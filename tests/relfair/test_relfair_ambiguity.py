@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import linprog
 
 from repro.core.metrics import bottom_cvar, top_cvar
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.problem import RelativeAmbiguitySet
 
 
 def test_paper_setting_w():

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from repro.core.partition import dirichlet_label_split
-from repro.relfair.engine import ClientEngine
+from repro.relfair.client_batch import ClientEngine
+from repro.relfair.clients import draw_round
+from repro.relfair.instances import gaussian_clients
 from repro.relfair.models import (
     cross_entropy_per_client,
     forward_stacked,
@@ -18,20 +19,14 @@ from repro.relfair.models import (
     stack,
     stacked_loss_and_grads,
 )
-from repro.relfair.problem import draw_round, split_clients
 
 D_IN, N_CLIENTS, BATCH = 40, 12, 16
 
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(8)
-    y = rng.integers(0, 10, 2000)
-    X = rng.normal(size=(2000, D_IN)).astype(np.float32)
-    X[np.arange(2000), y] += 2.0
-    parts = dirichlet_label_split(y, N_CLIENTS, 0.5, rng)
-    parts[0] = parts[0][:9]  # smaller than the batch: drawn with replacement
-    return split_clients(X, y, parts, rng)
+    # client 0 smaller than the batch: drawn with replacement
+    return gaussian_clients(8, 2000, D_IN, N_CLIENTS, small_client=9)
 
 
 def _autograd_loss_and_grads(params, X, y, mask):

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from repro.core import projections as P
-from repro.relfair.ambiguity import RelativeAmbiguitySet, dual_step
-from theory.relfair.projection import cvxpy_dual_step, permutohedron_certificate
+from repro.relfair.instances import cvxpy_dual_step
+from repro.relfair.problem import RelativeAmbiguitySet, dual_step
+from theory.relfair.projection import permutohedron_certificate
 
 TOL = 1e-10
 

@@ -5,29 +5,24 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
-from repro.core.partition import dirichlet_label_split
 from repro.engine.runner import plan
-from repro.relfair.algorithms import TrainSetup, epoch_schedule, make_algorithm
-from repro.relfair.engine import ClientEngine
+from repro.relfair.client_batch import ClientEngine
+from repro.relfair.clients import draw_round
+from repro.relfair.federated import TrainSetup, epoch_schedule
+from repro.relfair.instances import gaussian_clients
 from repro.relfair.messages import DeltaReport
+from repro.relfair.methods import build
 from repro.relfair.models import init_params
-from repro.relfair.problem import draw_round, split_clients
 
 D_IN, N_CLIENTS, BATCH = 20, 6, 16
 
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(3)
-    y = rng.integers(0, 10, 600)
-    X = rng.normal(size=(600, D_IN)).astype(np.float32)
-    X[np.arange(600), y] += 2.0
-    parts = dirichlet_label_split(y, N_CLIENTS, 0.5, rng)
-    return split_clients(X, y, parts, rng)
+    return gaussian_clients(3, 600, D_IN, N_CLIENTS)
 
 
 def test_epoch_schedule_is_five_ceil_n_over_b(data):
@@ -68,7 +63,7 @@ def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch
 
     monkeypatch.setattr(eng, "local_sgd", spy)
     theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
-    alg = make_algorithm("Scaff-PD-IA", eng, theta0, torch.Generator().manual_seed(2),
+    alg = build("Scaff-PD-IA", eng, theta0, torch.Generator().manual_seed(2),
                          local_steps=5, setup=TrainSetup(batch=BATCH), local_work="epochs")
     msgs = alg.step()
     per = epoch_schedule(data.train_sizes, 5, BATCH)
@@ -78,13 +73,13 @@ def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch
     expect = (theta0[0].unsqueeze(0) - seen["u"][0]) / (1e-2 * 5)
     assert torch.allclose(delta[0], expect, rtol=0, atol=1e-6)
     # SAFL ignores the schedule: one FedSGD step per round under every reading
-    safl = make_algorithm("SAFL", eng, theta0, torch.Generator().manual_seed(2),
+    safl = build("SAFL", eng, theta0, torch.Generator().manual_seed(2),
                           setup=TrainSetup(batch=BATCH), local_work="epochs")
     seen.clear()
     safl.step()
     assert seen == {}
     with pytest.raises(ValueError, match="local_work"):
-        make_algorithm("FedAvg", eng, theta0, torch.Generator(), local_work="epoch")
+        build("FedAvg", eng, theta0, torch.Generator(), local_work="epoch")
 
 
 def test_table1_readings_touch_the_cells_they_name():

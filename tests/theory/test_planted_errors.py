@@ -33,9 +33,9 @@ from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.fairvfl.messages import PassiveBroadcast
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import FairnessGroups, softplus
 from repro.fairvfl.parties import Server
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.fairvfl.problem import FairnessGroups, softplus
+from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import load_check_modules, registered, seed_for
 
 load_check_modules()
@@ -142,7 +142,7 @@ def _planted_deo_sum(self, c_t):
     g = self.groups
     d = float(softplus(-self.z[g.in_a]).sum() - softplus(-self.z[g.in_b]).sum())
     if self.fair:
-        from repro.fairvfl.objective import dual_gradient
+        from repro.fairvfl.problem import dual_gradient
         self.lam = np.maximum(self.lam + self.beta * dual_gradient(d, self.lam, self.eps, c_t),
                               0.0)
     return d
@@ -158,13 +158,13 @@ def _resolvent_wrong_sign(orig):
 
 PLANTS = {
     # ---- constrfl
-    "constrfl.resolvent_firm_nonexpansive":
+    "constrfl.lemma_a2_resolvent_firm_nonexpansive":
         ("wrong sign in the resolvent's multiplier update",
          lambda mp: _wrap(mp, CR, "resolvent", _resolvent_wrong_sign)),
     "constrfl.lemma_a1_a2_iterates":
         ("Algorithm 1's multiplier update with beta doubled",
          lambda mp: _wrap(mp, proxal, "multiplier_update", _mu_update_beta_doubled)),
-    "constrfl.admm_linear_rate":
+    "constrfl.theorem41_42_admm_linear_rate":
         ("certificate (22) computed with lambda^{t+1} (D2)",
          lambda mp: mp.setattr(CA, "ProxALConfig",
                                functools.partial(ProxALConfig, epst_lambda="new"))),

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.relfair.ambiguity import RelativeAmbiguitySet, dual_step
+from repro.relfair.instances import CLARABEL_TIGHT, exact_saddle, make_quadratics
+from repro.relfair.problem import RelativeAmbiguitySet, dual_step
 from theory.registry import register
-from theory.relfair.quadratics import CLARABEL_TIGHT, exact_saddle, make_quadratics
 from theory.result import CheckResult
 
 RHO = 5.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
 from theory.result import CheckResult
 

@@ -19,9 +19,9 @@ import cvxpy as cp
 import numpy as np
 
 from repro.core.metrics import relative_fairness_ratio
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.instances import CLARABEL_TIGHT, Quadratics, exact_saddle, make_quadratics
+from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
-from theory.relfair.quadratics import CLARABEL_TIGHT, Quadratics, exact_saddle, make_quadratics
 from theory.result import CheckResult
 
 TOL_R = 1e-4

@@ -23,13 +23,13 @@ import cvxpy as cp
 import numpy as np
 
 from repro.core.projections import permutohedron_projection
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.instances import CLARABEL, cvxpy_dual_step
+from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
 from theory.result import CheckResult
 
-__all__ = ["CLARABEL", "cvxpy_dual_step", "permutohedron_certificate"]
+__all__ = ["permutohedron_certificate"]
 
-CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 200}
 TOL_CERT, TOL_OBJ, TOL_ARGMIN = 1e-10, 1e-7, 1e-4
 
 
@@ -44,19 +44,6 @@ def permutohedron_certificate(x, z, w) -> dict[str, float]:
     return {"majorization": float(max(part[:-1].max(initial=0.0), 0.0)) / scale,
             "total": abs(float(part[-1])) / scale,
             "support_gap": abs(gap) / scale ** 2}
-
-
-def cvxpy_dual_step(z, amb: RelativeAmbiguitySet) -> tuple[np.ndarray | None, str, float]:
-    """Method 2 of spec §2.3: the QP over (a, b) in A x B; returns (lambda, status, value)."""
-    n = amb.n
-    a, b = cp.Variable(n), cp.Variable(n)
-    lam = (a - amb.phi * b) / (1.0 - amb.phi)
-    cons = [cp.sum(a) == 1, cp.sum(b) == 1, a >= 0, b >= 0,
-            a <= 1.0 / (amb.alpha * n), b <= 1.0 / (amb.beta * n)]
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(lam - z)), cons)
-    prob.solve(solver=cp.CLARABEL, **CLARABEL)
-    val = None if a.value is None else (a.value - amb.phi * b.value) / (1.0 - amb.phi)
-    return val, prob.status, float(prob.value) if prob.value is not None else np.nan
 
 
 def _instances(rng: np.random.Generator, count: int) -> list[tuple]:

@@ -22,7 +22,7 @@ import itertools
 import numpy as np
 
 from repro.core.metrics import capped_simplex_vertex
-from repro.relfair.ambiguity import RelativeAmbiguitySet
+from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
 from theory.result import CheckResult
 

@@ -9,9 +9,9 @@ from collections import defaultdict
 from repro.engine.experiment import CellResult, RunContext
 from repro.engine.readings import Reading
 from repro.engine.records import RunRecord
-from repro.relfair.algorithms import METHODS
 from repro.relfair.data import TASKS
 from repro.relfair.experiments._training import SCALES, run_training
+from repro.relfair.methods import METHODS
 
 __all__ = ["CAUSE_NOTES", "CLAIMS_NOTE", "DEV", "DEVIATION_NOTE", "METRICS", "MNIST_DATA",
            "PAPER", "READINGS", "SEEDS", "by_config", "table1_cells", "training_cell"]

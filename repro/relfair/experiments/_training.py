@@ -13,9 +13,10 @@ import numpy as np
 
 from repro.core.metrics import gini, relative_fairness_ratio
 from repro.engine.experiment import RunContext, cell_seed
-from repro.relfair.algorithms import TrainSetup, make_algorithm
+from repro.relfair.client_batch import ClientEngine
 from repro.relfair.data import load_federated
-from repro.relfair.engine import ClientEngine
+from repro.relfair.federated import TrainSetup
+from repro.relfair.methods import build
 from repro.relfair.metrics import client_metrics
 from repro.relfair.models import init_params
 
@@ -51,10 +52,9 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     gen = shared.torch_generator("train", config["method"], config["rounds"],
                                  config["local_steps"], config["batch"])
     engine = ClientEngine(data, backend)
-    alg = make_algorithm(config["method"], engine, theta0, gen, alpha=ALPHA, phi=PHI,
-                         local_steps=config["local_steps"], setup=setup,
-                         tau=config.get("tau", 2.5e-2),
-                         local_work=config.get("local_work", "steps"))
+    alg = build(config["method"], engine, theta0, gen, alpha=ALPHA, phi=PHI,
+                local_steps=config["local_steps"], setup=setup, tau=config.get("tau", 2.5e-2),
+                local_work=config.get("local_work", "steps"))
     for r in range(1, config["rounds"] + 1):
         alg.step()
         st = alg.state

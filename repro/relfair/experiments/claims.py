@@ -11,8 +11,8 @@ import numpy as np
 
 from repro.engine.experiment import ordering_verdict
 from repro.engine.records import RunRecord
-from repro.relfair.algorithms import METHODS
 from repro.relfair.experiments._cells import by_config
+from repro.relfair.methods import METHODS
 from repro.relfair.metrics import transformed_lorenz
 
 __all__ = ["FIG1_REFERENCE", "FIG3_CONTINUOUS", "FIG3_REFERENCE", "comparable_accuracy",
@@ -154,8 +154,8 @@ def fig1_centers_match(records: list[RunRecord]) -> tuple[bool, str]:
 
 def fig2_nested(records: list[RunRecord]) -> tuple[bool, str]:
     """Lambda_phi grows with phi: the vertices of each hexagon lie in the next one."""
-    from repro.relfair.ambiguity import RelativeAmbiguitySet
     from repro.relfair.geometry import hexagon_vertices
+    from repro.relfair.problem import RelativeAmbiguitySet
 
     phis = records[0].config["phis"]
     ok = True

@@ -15,7 +15,7 @@ __all__ = ["fig2_cell"]
 
 def fig2_cell(config: dict, ctx: RunContext) -> CellResult:
     """The largest and smallest entry of the generating vector w for each phi."""
-    from repro.relfair.ambiguity import RelativeAmbiguitySet
+    from repro.relfair.problem import RelativeAmbiguitySet
 
     metrics = {}
     for phi in config["phis"]:

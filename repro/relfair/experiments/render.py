@@ -9,10 +9,10 @@ import numpy as np
 from repro.engine.plotting import figure, plot_mean_band, save_figure
 from repro.engine.records import RunRecord
 from repro.engine.report import Table, paper_values, write_table
-from repro.relfair.algorithms import METHODS
 from repro.relfair.data import TASKS
 from repro.relfair.experiments._cells import METRICS, by_config
 from repro.relfair.experiments.claims import FIG3_REFERENCE
+from repro.relfair.methods import METHODS
 from repro.relfair.metrics import transformed_lorenz
 
 __all__ = ["ablation_render", "fig1_render", "fig2_render", "fig3_render", "fig4_render",

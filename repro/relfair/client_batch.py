@@ -1,7 +1,9 @@
-"""The client-update engine shared by the six methods (spec relfair §2.2 lines 4-14, §3).
+"""The client updates of all n clients at once, shared by the six methods
+(specs/relfair.md §2.2 lines 4-14, §3): :class:`ClientEngine` (its public name; the module is
+named for what it batches, not to be confused with the experiment engine ``repro.engine``).
 
 One per-client step is written twice: ``backend="loop"`` runs every client on its own model in a
-Python loop (the equality oracle of the tests and the baseline of ``bench.py``);
+Python loop (the equality oracle of the tests and the baseline of ``bench/relfair.py``);
 ``backend="vectorized"`` keeps the n client models as stacked tensors and runs all clients with
 batched matrix products and hand-written backpropagation
 (:func:`repro.relfair.models.stacked_loss_and_grads`), updating preallocated buffers in place.
@@ -15,6 +17,7 @@ import numpy as np
 import torch
 
 from repro.core.validation import check_choice
+from repro.relfair.clients import ClientData, RoundDraws
 from repro.relfair.models import (
     Params,
     StackedGradBuffers,
@@ -24,7 +27,6 @@ from repro.relfair.models import (
     stack,
     stacked_loss_and_grads,
 )
-from repro.relfair.problem import ClientData, RoundDraws
 
 __all__ = ["BACKENDS", "ClientEngine"]
 

@@ -1,0 +1,54 @@
+"""Stochastic-AFL (SAFL), the baseline of paper 002 (specs/relfair.md §3.3, A8): one
+minibatch gradient step per round, projected dual ascent on Delta_alpha."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from repro.core.validation import check_range
+from repro.relfair.federated import FederatedMethod, lam_tensor
+from repro.relfair.messages import GradientLossReport, ModelBroadcast
+from repro.relfair.models import weighted_sum
+from repro.relfair.problem import RelativeAmbiguitySet, dual_step
+
+__all__ = ["SAFL", "SAFLHyper"]
+
+
+@dataclass(frozen=True)
+class SAFLHyper:
+    """Stochastic-AFL (specs/relfair.md §3.3, A8): lr 0.1, dual lr sigma 1e-3, one gradient per
+    round."""
+
+    ambiguity: RelativeAmbiguitySet
+    lr: float = 0.1
+    sigma: float = 1e-3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ambiguity, RelativeAmbiguitySet):
+            raise ValueError("ambiguity must be a RelativeAmbiguitySet")
+        check_range("lr", self.lr, low=0, low_open=True)
+        check_range("sigma", self.sigma, low=0, low_open=True)
+
+
+class SAFL(FederatedMethod):
+    """``theta^{r+1} = theta^r - lr sum_i lambda_i^r g_i``,
+    ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + sigma l)`` with ``g_i, l_i`` the gradient and
+    loss of one minibatch at theta^r. The averaged iterate is kept as a secondary output."""
+
+    hyper_type = SAFLHyper
+
+    def step(self) -> list:
+        h, st, eng = self.hyper, self.state, self.engine
+        draws = self._draws(1)
+        losses, grads = eng.gradients_at(st.theta, draws, 0)
+        lam_t = lam_tensor(st.lam)
+        agg = weighted_sum(lam_t, grads)
+        new_theta = tuple(t - h.lr * g for t, g in zip(st.theta, agg, strict=True))
+        l64 = losses.double().numpy()
+        lam_new = dual_step(st.lam, l64, h.sigma, h.ambiguity)
+        k = st.round  # rounds averaged so far, including theta^{r+1}
+        avg = new_theta if st.theta_avg is None else tuple(
+            a + (t - a) / (k) for a, t in zip(st.theta_avg, new_theta, strict=True))
+        self.state = replace(st, round=st.round + 1, theta=new_theta, lam=lam_new,
+                             theta_avg=avg)
+        return [ModelBroadcast(st.theta), GradientLossReport(grads, l64)]
