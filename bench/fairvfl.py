@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from bench.harness import benchmark, best_time, compare_timings
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.data import make_split
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks
 from repro.fairvfl.models import LinearBlock
 
 
@@ -27,7 +28,7 @@ class LoopLinearBlock(LinearBlock):
 
 
 def _alg(sp, block_cls, roles, fair=True):
-    return FairVFL([block_cls(sp.X_train[:, b]) for b in sp.blocks], sp.y_train, sp.s_train,
+    return FairVFL(linear_blocks(sp.X_train, sp.blocks, block_cls), sp.y_train, sp.s_train,
                    FairVFLParams(eps=0.01, roles=roles, fair=fair))
 
 

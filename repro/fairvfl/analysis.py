@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from repro.fairvfl.objective import FairnessGroups
+from repro.fairvfl.problem import FairnessGroups
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ handed the printed rows (``reported``: objects with ``stem, metric, key, value``
 - ``majority_vs_eo``: the constant majority classifier predicts one label for everybody, so its
   TPR and FPR are 0 (or 1) in both groups: it satisfies equalized odds exactly. The EO
   post-processor (Hardt et al., [C] ref [10]) minimizes the training error over a set that
-  contains it (``p = 0`` in ``baselines.eo_program``), so its training accuracy is at least the
+  contains it (``p = 0`` in ``eo.eo_program``), so its training accuracy is at least the
   majority rate. [J] Table 1 prints ADULT EO 73.23 %; the diagnostic sets beside it the
   majority rate on our five splits and the EO accuracy [C] Table I prints for nearly the same
   base model.

@@ -20,7 +20,7 @@ import numpy as np
 
 from repro.core.projections import nonneg_projection
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
-from repro.fairvfl.objective import FairnessGroups, dual_gradient
+from repro.fairvfl.problem import FairnessGroups, dual_gradient
 
 INBOX_SIZE = 64
 

@@ -1,7 +1,7 @@
 """Equalized odds on continuous scores: Hardt, Price & Srebro (2016) §4.2 ([C] ref [10]).
 
 A reading of [J]'s "EO" beside the primary derived predictor from the thresholded decision
-(``baselines.eo_fit``, spec §4.2): here the post-processor may use the score ``h = sigma(z)``
+(``eo.eo_fit``, specs/fairvfl.md §4.2): here the post-processor may use the score ``h = sigma(z)``
 itself. Per group g every threshold classifier ``1[h >= t]`` gives a ROC point
 ``(FPR_g(t), TPR_g(t))`` on the training split; its reflection ``1[h < t]`` gives
 ``(1 - FPR, 1 - TPR)``. A randomized predictor mixes them with weights ``w_g`` (sum 1), and the
@@ -23,7 +23,11 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from repro.fairvfl.baselines import ExpectedPrediction, check_postprocess_inputs, flip_expectation
+from repro.fairvfl.postprocessing import (
+    ExpectedPrediction,
+    check_postprocess_inputs,
+    flip_expectation,
+)
 
 
 @dataclass(frozen=True)

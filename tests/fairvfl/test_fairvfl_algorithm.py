@@ -10,11 +10,11 @@ import torch
 from scipy.special import expit
 
 from repro.core.validation import DivergenceError
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks, synthetic_instance
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload, payload_floats
 from repro.fairvfl.models import LinearBlock, MLPBlock
 from repro.fairvfl.parties import ActiveParty, PassiveParty
-from repro.fairvfl.synthetic import synthetic_instance
 
 
 def _instance(seed=0, n=200, m=9, K=3):
@@ -22,7 +22,7 @@ def _instance(seed=0, n=200, m=9, K=3):
 
 
 def _lm(X, y, s, blocks, **kw):
-    return FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s, FairVFLParams(**kw),
+    return FairVFL(linear_blocks(X, blocks), y, s, FairVFLParams(**kw),
                    rng=np.random.default_rng(7))
 
 
@@ -123,7 +123,7 @@ def test_masked_gradient_equals_autograd(model):
     X, y, s, blocks = _instance(5, n=120)
     lam, eps, mu = np.array([0.7, 0.2]), 0.05, 2 / 120
     if model == "LM":
-        blks = [LinearBlock(X[:, b]) for b in blocks]
+        blks = linear_blocks(X, blocks)
         thetas = [np.random.default_rng(k).standard_normal(len(b)) * 0.3
                   for k, b in enumerate(blocks)]
         tensors = [torch.as_tensor(X[:, b]) for b in blocks]
@@ -282,7 +282,7 @@ def test_inactive_constraint_is_identical_to_fedbcd(model):
 
     def make(fair):
         if model == "LM":
-            blks = [LinearBlock(X[:, b]) for b in blocks]
+            blks = linear_blocks(X, blocks)
             gens = None
         else:
             blks = [MLPBlock(X[:, b], (6, 5), "float64") for b in blocks]
@@ -305,7 +305,7 @@ def test_random_mode_kappa_range_and_determinism():
     X, y, s, blocks = _instance(6)
 
     def run():
-        alg = FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s,
+        alg = FairVFL(linear_blocks(X, blocks), y, s,
                       FairVFLParams(Q=4, mode="random", eta=5.0),
                       rng=np.random.Generator(np.random.PCG64(11)))
         kappas = []

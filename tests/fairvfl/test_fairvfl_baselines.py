@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from repro.fairvfl.baselines import (
-    ceo_mixing,
-    ceo_postprocess,
-    eo_postprocess,
-    eo_program,
-    solve_eo_program,
-)
+from repro.fairvfl.ceo import ceo_mixing, ceo_postprocess
+from repro.fairvfl.eo import eo_postprocess, eo_program, solve_eo_program
 
 CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 

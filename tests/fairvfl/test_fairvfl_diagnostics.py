@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from repro.engine.compare import load_reported
-from repro.fairvfl.baselines import eo_program, solve_eo_program
 from repro.fairvfl.diagnostics import DIAGNOSTICS, majority_accuracy, majority_vs_eo
+from repro.fairvfl.eo import eo_program, solve_eo_program
 
 
 def test_adult_majority_rate_against_the_table_counts_and_j_eo():

@@ -7,14 +7,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from repro.fairvfl.baselines import (
-    ceo_apply,
-    ceo_expected,
-    ceo_mixing,
-    eo_apply,
-    eo_expected,
-    eo_fit,
-)
+from repro.fairvfl.ceo import ceo_apply, ceo_expected, ceo_mixing
+from repro.fairvfl.eo import eo_apply, eo_expected, eo_fit
 from repro.fairvfl.evaluate import metrics_from_predictor
 from repro.fairvfl.roc_eo import roc_eo_expected, roc_eo_fit
 

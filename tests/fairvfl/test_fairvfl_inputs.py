@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from repro.fairvfl import FedBCD
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
-from repro.fairvfl.baselines import ceo_postprocess, eo_postprocess
+from repro.fairvfl.ceo import ceo_postprocess
+from repro.fairvfl.eo import eo_postprocess
 from repro.fairvfl.evaluate import metrics_from_scores
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks, synthetic_instance
 from repro.fairvfl.models import LinearBlock, MLPBlock
-from repro.fairvfl.objective import FairnessGroups
-from repro.fairvfl.synthetic import synthetic_instance
+from repro.fairvfl.problem import FairnessGroups
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def inst():
 
 
 def _linear(X, blocks):
-    return [LinearBlock(X[:, b]) for b in blocks]
+    return linear_blocks(X, blocks)
 
 
 def test_labels_in_zero_one_raise_with_the_remedy(inst):

@@ -18,7 +18,6 @@ import cvxpy as cp
 import numpy as np
 
 from repro.core.groundtruth import clarabel_settings, solve_clarabel
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.analysis import (
     NoConvexRoot,
     fixed_point,
@@ -27,9 +26,9 @@ from repro.fairvfl.analysis import (
     smoothness_constants,
     weighted_logistic_solution,
 )
-from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import FairnessGroups
-from repro.fairvfl.synthetic import synthetic_instance
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks, synthetic_instance
+from repro.fairvfl.problem import FairnessGroups
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -94,7 +93,7 @@ def check(seed: int, size: str) -> CheckResult:
                         "gt_feasibility": (max(abs(fp.D) - eps - c * fp.lam.max(), 0), 1e-8)}
                 limits = []
                 for Q in (1, 4):
-                    alg = FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s,
+                    alg = FairVFL(linear_blocks(X, blocks), y, s,
                                   FairVFLParams(eps=eps, eta=2 * L_L * Q, beta=0.1, c=c, Q=Q))
                     alg.run(T)
                     th = np.concatenate(alg.thetas())

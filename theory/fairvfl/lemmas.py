@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.analysis import iota, lemma1_min_eta, smoothness_constants
-from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import FairnessGroups, lagrangian
-from repro.fairvfl.synthetic import synthetic_instance
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks, synthetic_instance
+from repro.fairvfl.problem import FairnessGroups, lagrangian
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -34,7 +33,7 @@ def _rel_margin(rhs: float, lhs: float) -> float:
 
 
 def _lm(X, y, s, blocks, **kw):
-    return FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s, FairVFLParams(**kw),
+    return FairVFL(linear_blocks(X, blocks), y, s, FairVFLParams(**kw),
                    rng=np.random.Generator(np.random.PCG64(kw.get("Q", 1))))
 
 

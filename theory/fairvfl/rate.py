@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
 from repro.fairvfl.analysis import smoothness_constants
-from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import FairnessGroups
-from repro.fairvfl.synthetic import synthetic_instance
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.instances import linear_blocks, synthetic_instance
+from repro.fairvfl.problem import FairnessGroups
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -62,7 +61,7 @@ def check(seed: int, size: str) -> CheckResult:
             return ((L ** 2 * (kq + 2) * (kq - 1) + 2 * (L + 1)) / 4
                     + const.L_12 ** 2 * kq * (1 + 32 * TAU * np.sqrt(max(t, 1))) / (2 * beta_th))
 
-        alg = FairVFL([LinearBlock(X[:, b]) for b in blocks], y, s,
+        alg = FairVFL(linear_blocks(X, blocks), y, s,
                       FairVFLParams(eps=EPS, beta=S, Q=Q, mode="random"),
                       rng=np.random.Generator(np.random.PCG64(seed % 2**32)))
         worst19, worst20, gaps, lam_max = np.inf, np.inf, [], 0.0

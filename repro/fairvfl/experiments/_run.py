@@ -17,15 +17,17 @@ import numpy as np
 import scipy.sparse
 
 from repro.engine.experiment import CellResult, RunContext
-from repro.fairvfl.algorithm import FairVFL, FairVFLParams
-from repro.fairvfl.baselines import ceo_expected, ceo_postprocess, eo_expected, eo_postprocess
+from repro.fairvfl.ceo import ceo_expected, ceo_postprocess
 from repro.fairvfl.data import make_split
+from repro.fairvfl.eo import eo_expected, eo_postprocess
 from repro.fairvfl.evaluate import (
     metrics_from_decisions,
     metrics_from_predictor,
     metrics_from_scores,
     post_processed_losses,
 )
+from repro.fairvfl.fair_vfl import FairVFLParams
+from repro.fairvfl.methods import build
 from repro.fairvfl.models import LinearBlock, MLPBlock
 from repro.fairvfl.roc_eo import roc_eo_expected
 
@@ -37,8 +39,8 @@ def _maybe_sparse(X: np.ndarray):
     return scipy.sparse.csr_matrix(X) if np.count_nonzero(X) <= 0.3 * X.size else X
 
 
-def build(config: dict):
-    """The split and the algorithm of a cell (also used by tests and the bench)."""
+def cell_algorithm(config: dict):
+    """The split and the algorithm (``methods.build(config["method"], ...)``) of a cell."""
     sp = make_split(config["dataset"], config["seed"], version=config["version"],
                     smoke=config.get("smoke", False) or config.get("subsample", False))
     if config["model"] == "LM":
@@ -58,13 +60,13 @@ def build(config: dict):
     params = FairVFLParams(
         eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA, c=C_CONST,
         Q=int(config.get("Q", 1)), mode="exact",
-        roles="conf" if config["version"] == "conf" else "journal",
-        fair=config["method"] == "FairVFL")
-    return sp, FairVFL(blocks, sp.y_train, sp.s_train, params, init_generators=gens)
+        roles="conf" if config["version"] == "conf" else "journal")
+    return sp, build(config["method"], blocks, sp.y_train, sp.s_train, params,
+                     init_generators=gens)
 
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
-    sp, alg = build(config)
+    sp, alg = cell_algorithm(config)
     every = int(config.get("log_every", 1))
 
     def log(state):

@@ -26,8 +26,8 @@ import numpy as np
 from repro.core.validation import check_choice, check_finite, check_range, check_rows
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.objective import FairnessGroups, lagrangian
 from repro.fairvfl.parties import ActiveParty, PassiveParty, Server
+from repro.fairvfl.problem import FairnessGroups, lagrangian
 
 PAPER_ETA = 100.0  # eta_t of [C] §V-A and [J] §5.1 (the linear model's step, 1/eta = 0.01)
 
