@@ -115,12 +115,14 @@ def load_check_modules() -> list[str]:
     A module that fails to import is remembered and reported by ``run_checks`` as a failed
     pseudo-check ``import:<module>``, so one broken file does not hide the others.
     """
-    package_dir = Path(__file__).resolve().parent
+    import theory
+
     names = []
     # theory/<paper>/<check>.py (and theory/core/ for the shared projections): discovery by
-    # walking the package, so a new paper folder or check file needs no list edited
-    walked = pkgutil.walk_packages([str(package_dir)], prefix="theory.")
-    for info in sorted(walked, key=lambda m: m.name):
+    # walking the package (every entry of ``theory.__path__``), so a new paper folder or check
+    # file needs no list edited
+    walked = {m.name: m for m in pkgutil.walk_packages(list(theory.__path__), prefix="theory.")}
+    for info in sorted(walked.values(), key=lambda m: m.name):
         leaf = info.name.rsplit(".", 1)[-1]
         top_level = info.name.count(".") == 1
         if info.ispkg or (top_level and leaf in HARNESS_MODULES) or leaf.startswith("_"):

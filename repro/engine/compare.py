@@ -1,7 +1,9 @@
 """Reported vs reproduced, cell by cell, and the papers' qualitative claims.
 
-Every row of every ``repro/reported/*.csv`` becomes one comparison row. An experiment claims
-the CSVs named in its ``reported`` field and maps its records to rows through ``reproduce``.
+Every row of every reported CSV (``repro/reported/*.csv`` and a paper package's own
+``repro/<paper>/reported/*.csv``: :mod:`repro.engine.reported`) becomes one comparison row.
+An experiment claims the CSVs named in its ``reported`` field and maps its records to rows
+through ``reproduce``.
 
 Verdicts
 --------
@@ -35,8 +37,8 @@ from pathlib import Path
 from repro.engine.experiment import Experiment, Reproduced
 from repro.engine.records import RunRecord
 from repro.engine.report import paper_name, smoke_banner
+from repro.engine.reported import reported_files
 
-REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 DEVIATIONS = "docs/deviations.md"
 NON_KEY = ("paper_file", "table", "metric", "value", "std")
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
@@ -77,9 +79,11 @@ def default_experiment_name(stem: str) -> str:
     return f"{paper}.{item}"
 
 
-def load_reported(directory: Path = REPORTED_DIR) -> list[ReportedRow]:
+def load_reported(directory: Path | None = None) -> list[ReportedRow]:
+    """Every row of the reported CSVs, by stem then file order: all of them
+    (:func:`repro.engine.reported.reported_files`), or those of one ``directory``."""
     rows = []
-    for path in sorted(Path(directory).glob("*.csv")):
+    for path in reported_files(None if directory is None else [Path(directory)]).values():
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
                 std = r.get("std", "") or ""

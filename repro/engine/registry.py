@@ -3,9 +3,10 @@
 :func:`load_all` walks the subpackages of :mod:`repro` (every one except ``core`` and
 ``engine``) and imports each one's ``experiments`` module, or every module of its
 ``experiments/`` package; those modules call :func:`register` at import. A new paper package
-with an ``experiments/`` folder is found with no list edited (``tests/engine/test_layout.py``
-adds a throwaway one). Extra modules named in ``$FEDREPRO_PLUGINS`` (comma separated) are
-imported too, so a user can add experiments without touching the package.
+with an ``experiments/`` folder is found with no list edited
+(``tests/engine/test_throwaway_paper.py`` adds a throwaway one in a temp folder). Extra modules
+named in ``$FEDREPRO_PLUGINS`` (comma separated) are imported too, so a user can add
+experiments without touching the package.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import fnmatch
 import importlib
 import os
 import pkgutil
+from pathlib import Path
 
 import repro
 from repro.engine.experiment import Experiment
@@ -32,13 +34,21 @@ def register(exp: Experiment) -> Experiment:
     return exp
 
 
+def paper_packages() -> list[tuple[str, Path]]:
+    """``(name, folder)`` of every paper package: each subpackage of :mod:`repro` (on every
+    entry of ``repro.__path__``) but ``core`` and ``engine``, sorted by name."""
+    found = {}
+    for m in pkgutil.iter_modules(repro.__path__):
+        if m.ispkg and m.name not in NOT_PAPERS and m.name not in found:
+            found[m.name] = Path(getattr(m.module_finder, "path", "")) / m.name
+    return sorted(found.items())
+
+
 def experiment_modules() -> list[str]:
     """The modules that define experiments: ``repro.<pkg>.experiments`` and, where that is a
     package, each of its modules (sorted, so registration order never depends on the disk)."""
     found = []
-    for pkg in sorted(m.name for m in pkgutil.iter_modules(repro.__path__) if m.ispkg):
-        if pkg in NOT_PAPERS:
-            continue
+    for pkg, _ in paper_packages():
         name = f"repro.{pkg}.experiments"
         try:
             mod = importlib.import_module(name)

@@ -21,9 +21,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from repro.engine.reported import REPORTED_DIR as REPORTED_DIR  # re-exported: tests read it
+from repro.engine.reported import reported_files
 from repro.engine.seedstats import SeedValues
 
-REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
 NO_PAPER_VALUE = "—"
 MEASURED_NOTE = ("Each cell: ours (paper), ours = mean ± sample std over seeds; (—): the paper "
                  "prints no value for this cell.")
@@ -69,14 +70,39 @@ PAPERS = (
 )
 
 
+# Papers of packages other than these four: declared by the package's experiments module
+# (:func:`declare_paper`), so a new paper edits no list of the engine.
+_DECLARED: list[Paper] = []
+
+
+def declare_paper(paper: Paper) -> Paper:
+    """Make ``paper`` known (to :func:`paper_of` and the comparison) from a paper package's
+    ``experiments`` module; declaring the same paper again is harmless, another paper under a
+    known file id is an error."""
+    for p in known_papers():
+        if p.file_id == paper.file_id and p.version == paper.version:
+            if p != paper:
+                raise ValueError(f"paper file id {paper.file_id!r} is already {p.name}")
+            return paper
+    _DECLARED.append(paper)
+    return paper
+
+
+def known_papers() -> tuple[Paper, ...]:
+    """:data:`PAPERS` and the papers declared by packages (:func:`declare_paper`)."""
+    return (*PAPERS, *_DECLARED)
+
+
 def paper_of(paper_file: str) -> Paper:
     """The paper of a reported row's ``paper_file`` (``"003_733a...txt"`` or ``"003"``)."""
     prefix = Path(str(paper_file)).name.split("_", 1)[0]
-    for p in PAPERS:
+    for p in known_papers():
         if p.file_id == prefix:
             return p
     raise ValueError(f"paper_file {paper_file!r} names no paper of repro.engine.report.PAPERS "
-                     f"(known: {', '.join(p.file_id for p in PAPERS)}); add it there")
+                     f"or declared by a package (known: "
+                     f"{', '.join(p.file_id for p in known_papers())}); declare it with "
+                     f"repro.engine.report.declare_paper in the paper's experiments module")
 
 
 def paper_name(paper_file: str) -> str:
@@ -86,7 +112,7 @@ def paper_name(paper_file: str) -> str:
 
 def papers_of(package: str) -> list[Paper]:
     """The papers a package reproduces (fairvfl: the two versions 000 and 001)."""
-    return [p for p in PAPERS if p.package == package]
+    return [p for p in known_papers() if p.package == package]
 
 
 def package_papers(package: str) -> str:
@@ -161,13 +187,19 @@ def _number(x: float) -> object:
 
 
 class PaperValues:
-    """The printed values of one ``repro/reported/<stem>.csv``, looked up by key and metric."""
+    """The printed values of one reported CSV (``repro/reported/<stem>.csv`` or a paper
+    package's ``reported/<stem>.csv``; ``directory``: look only there), by key and metric."""
 
-    def __init__(self, stem: str, directory: Path = REPORTED_DIR) -> None:
-        path = Path(directory) / f"{stem}.csv"
+    def __init__(self, stem: str, directory: Path | None = None) -> None:
+        if directory is not None:
+            path = Path(directory) / f"{stem}.csv"
+            known = sorted(p.stem for p in Path(directory).glob("*.csv"))
+        else:
+            files = reported_files()
+            path, known = files.get(stem, REPORTED_DIR / f"{stem}.csv"), list(files)
         if not path.is_file():
             raise ValueError(f"{path}: no reported values for table {stem!r}; the stems are "
-                             f"the file names of {directory}")
+                             f"the file names of the reported CSVs: {', '.join(known)}")
         with open(path, newline="") as f:
             self.rows = [{k: (v or "").strip() for k, v in r.items()} for r in csv.DictReader(f)]
         self.stem = stem
@@ -194,7 +226,7 @@ class PaperValues:
 
 @lru_cache(maxsize=32)
 def paper_values(stem: str) -> PaperValues:
-    """:class:`PaperValues` of ``repro/reported/<stem>.csv`` (read once per process)."""
+    """:class:`PaperValues` of the reported CSV ``<stem>`` (read once per process)."""
     return PaperValues(stem)
 
 
