@@ -32,7 +32,8 @@ __all__ = ["ADMMResult", "ClientSide", "InexactADMM", "ServerSide", "choose_meth
 
 
 def choose_method(block, solver: str) -> str:
-    """``auto`` (spec §2.4): exact for quadratic P, Newton for convex c, L-BFGS-B otherwise."""
+    """``auto`` (specs/constrfl.md §2.4): exact for quadratic P, Newton for convex c, L-BFGS-B
+    otherwise."""
     if solver != "auto":
         if solver == "exact" and not block.quadratic_merit:
             raise ValueError("solver='exact' needs quadratic merit functions")
@@ -188,7 +189,7 @@ class ServerSide:
         return float(sum(u.epst for u in ups))
 
     def server_term(self, eps: float) -> float:
-        """The server's term in (23): spec §2.5 (flag ``stop_server_term``)."""
+        """The server's term in (23): specs/constrfl.md §2.5 (flag ``stop_server_term``)."""
         mode = self.config.stop_server_term
         if mode == "bound" or (mode == "measured" and self.solver.method != "exact"):
             return eps

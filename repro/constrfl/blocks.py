@@ -1,12 +1,12 @@
 """Local functions of a batch of parties: f_i, c_i with gradients and Hessians.
 
 A block holds ``b`` parties of identical structure (clients of equal size are stored as
-``(b, M, d)`` arrays, spec §10); every method takes points ``W`` of shape ``(b, d)`` (party j is
-evaluated at ``W[j]``) and is vectorized over parties and rows. ``block.take(j)`` is the
+``(b, M, d)`` arrays, specs/constrfl.md §10); every method takes points ``W`` of shape ``(b, d)``
+(party j is evaluated at ``W[j]``) and is vectorized over parties and rows. ``block.take(j)`` is the
 single-party block the loop oracle of the tests and benchmarks iterates over.
 
-Notation (spec §1): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the Jacobian is returned as
-``(b, m, d)`` (rows = gradients of the constraint components).
+Notation (specs/constrfl.md §1): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the Jacobian is
+returned as ``(b, m, d)`` (rows = gradients of the constraint components).
 """
 
 from __future__ import annotations
@@ -50,13 +50,13 @@ def _count(flops: int) -> None:
 
 
 def log1pexp(z: np.ndarray) -> np.ndarray:
-    """``log(1 + e^z)`` without overflow (spec §2.4)."""
+    """``log(1 + e^z)`` without overflow (specs/constrfl.md §2.4)."""
     return np.logaddexp(0.0, z)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
     """``1/(1+e^-z)``: scipy's ``expit`` (stable for large |z|, relative accuracy also for
-    tiny values, and ~3x faster than the tanh form of spec §2.4)."""
+    tiny values, and ~3x faster than the tanh form of specs/constrfl.md §2.4)."""
     return scipy.special.expit(z)
 
 
@@ -182,7 +182,8 @@ class LogisticBlock:
         return LogisticBlock(self.d, self.X[s], self.y[s], self.fw[s], self.Gw[s], self.r[s])
 
     # Batched BLAS (matmul) instead of multi-operand einsum: numpy's einsum contracts three
-    # operands without BLAS, which made the row sums the bottleneck of adult-a (spec §10).
+    # operands without BLAS, which made the row sums the bottleneck of adult-a (specs/constrfl.md
+    # §10).
     def _z(self, W: np.ndarray) -> np.ndarray:
         if _COUNTERS:
             _count(2 * self.X.size)

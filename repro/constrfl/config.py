@@ -1,7 +1,7 @@
 """Hyperparameters of Algorithms 1-3 and the reference-code departures as named flags.
 
-``ProxALConfig()`` is the paper's algorithm (spec constrfl.md §2); every departure of the
-reference code PL97/Constr_FL (spec §9.1, D1-D14) is a flag whose default is the paper.
+``ProxALConfig()`` is the paper's algorithm (specs/constrfl.md §2); every departure of the
+reference code PL97/Constr_FL (specs/constrfl.md §9.1, D1-D14) is a flag whose default is the paper.
 ``reference_flags(problem)`` switches on the ones the reference script of that problem uses.
 """
 
@@ -22,10 +22,11 @@ class ProxALConfig:
     Attributes
     ----------
     beta, s_bar, rho, q, eps1, eps2 : the paper's inputs; ``tau_k = s_bar / (k+1)^2``.
-    k_max, t_max : safety caps on outer / ADMM iterations (not in the paper, spec §2.6).
+    k_max, t_max : safety caps on outer / ADMM iterations (not in the paper, specs/constrfl.md
+    §2.6).
     solver : subproblem solver, ``"auto"`` picks exact (quadratic P), Newton (convex c) or
-        L-BFGS-B (nonconvex c), spec §2.4; ``"newton_clip"`` is the batched Newton with the
-        Hessian's eigenvalues floored (nonconvex c, all clients of a round at once) and
+        L-BFGS-B (nonconvex c), specs/constrfl.md §2.4; ``"newton_clip"`` is the batched Newton
+        with the Hessian's eigenvalues floored (nonconvex c, all clients of a round at once) and
         ``"lbfgsb"`` the per-client scipy L-BFGS-B kept as its oracle.
     solver_tol_factor : the client/server tolerance is ``solver_tol_factor * eps_{t+1}``
         (1 = paper; the reference scripts use 1e-2 (NP) / 1e-4 (fairness), D5).
@@ -37,7 +38,8 @@ class ProxALConfig:
     epst_lambda : (22) with ``"old"`` lambda^t (paper) or ``"new"`` lambda^{t+1} (D2).
     epst_u : (22) with ``"old"`` u^t (paper) or ``"new"`` u^{t+1} (LCQP script, D3).
     stop_server_term : the server term of (23): ``"bound"`` q^t (literal paper), ``"measured"``
-        the achieved server residual (spec §2.5, default), ``"none"`` (reference NP/LCQP, D4).
+        the achieved server residual (specs/constrfl.md §2.5, default), ``"none"`` (reference
+        NP/LCQP, D4).
     prox_den : prox weight per party is ``1/(prox_den_offset + n) / beta``; ``1`` = paper
         (n+1 parties), ``2`` = reference LCQP script ``1/((n+2) beta)`` (D11).
     server_as_client : the reference LCQP script also runs the server slot as an ADMM client
@@ -110,7 +112,7 @@ class ProxALConfig:
 
 
 _REFERENCE = {
-    # Spec §9.1: ref-mode = {D1, D2, D4, D5, D6, D7, D8} for NP.
+    # specs/constrfl.md §9.1: ref-mode = {D1, D2, D4, D5, D6, D7, D8} for NP.
     "np": dict(admm_init="w0", epst_lambda="new", stop_server_term="none",
                solver_tol_factor=1e-2, cprox_tol_factor=1e-3, eps_floor=1e-10),
     # {D5, D6, D7, D9} for fairness (D9 is a hyperparameter set, chosen by the experiment).

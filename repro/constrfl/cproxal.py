@@ -7,7 +7,8 @@
 
 ``ell_k`` is the sum of the parties' merits P_{i,k} (their prox weights add to 1/(2 beta) in
 the paper; (n+1)/(2(n+2) beta) in the reference LCQP script, D11). tau_k is the same
-``s_bar/(k+1)^2`` as Algorithm 1 (the paper's "nondecreasing" is a typo, spec §8.7 item 6).
+``s_bar/(k+1)^2`` as Algorithm 1 (the paper's "nondecreasing" is a typo, specs/constrfl.md §8.7
+item 6).
 """
 
 from __future__ import annotations

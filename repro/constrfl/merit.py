@@ -7,8 +7,8 @@ For party i at outer iteration k (prox centre ``w^k``, multipliers ``mu_i^k``, p
     grad P_{i,k}(w) = grad f_i(w) + grad c_i(w) [mu_i + beta c_i(w)]_+ + prox (w - w^k)     (50)
 
 with ``prox = 1/((n+1) beta)`` in the paper (``1/((n+2) beta)`` in the reference LCQP script).
-For equality constraints (the LCQP (86)) ``[.]_+`` is dropped (standard equality AL, spec §4.3).
-The generalized Hessian (spec §2.4) is
+For equality constraints (the LCQP (86)) ``[.]_+`` is dropped (standard equality AL,
+specs/constrfl.md §4.3). The generalized Hessian (specs/constrfl.md §2.4) is
 ``∇²f + sum_j a_j ∇²c_j + beta sum_{j active} ∇c_j ∇c_jᵀ + prox I`` with ``a = [mu + beta c]_+``.
 """
 
@@ -105,7 +105,8 @@ class Merit:
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray]:
         """``(Q, p)`` with ``P(w) = ½wᵀQw + pᵀw + const`` (linear equality constraints only).
 
-        ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (spec §4.3).
+        ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (specs/constrfl.md
+        §4.3).
         """
         return self.quadratic_matrix(), self.quadratic_linear()
 

@@ -63,7 +63,8 @@ class FedProxAL:
         self.state = ProxALState(0, self.w_init.copy(), m0, ms)
         self.last_admm = None
         # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
-        # Cholesky factors are computed once per run (spec §10), not once per Algorithm-2 call.
+        # Cholesky factors are computed once per run (specs/constrfl.md §10), not once per
+        # Algorithm-2 call.
         self.factor_cache = FactorCache()
 
     @property
@@ -93,8 +94,8 @@ class FedProxAL:
         try:
             res = admm.run()
         except NewtonBreakdown as exc:
-            # Not patched over: the paper's algorithm has no safeguard here (spec §2.6); the
-            # multipliers and the iterate have blown up
+            # Not patched over: the paper's algorithm has no safeguard here (specs/constrfl.md
+            # §2.6); the multipliers and the iterate have blown up
             # (docs/deviations.md#constrfl-monks-1-with-20-clients-breakdown), so the cell
             # fails naming the outer iteration and the sizes.
             mu = max(float(np.max(s.mu0, initial=0.0)),

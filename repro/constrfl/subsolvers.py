@@ -5,7 +5,7 @@ Every subproblem is, for each party j of a block::
     phi_j(u) = P_j(u) + <lin_j, u> + (rho/2) ||u - ctr_j||^2,  to  ||grad phi_j(u)||_inf <= tol_j
 
 (client (19): ``lin = lambda_i^t - rho w^{t+1}``-free form with ``ctr = w^{t+1}``; server (18):
-``lin = 0``, ``rho = sum_i rho_i``, ``ctr = mean of u~_i``). Spec §2.4:
+``lin = 0``, ``rho = sum_i rho_i``, ``ctr = mean of u~_i``). specs/constrfl.md §2.4:
 
 * ``ExactQuadratic``: P quadratic; ``(Q + rho I)`` is Cholesky-factorized once per outer
   iteration and reused in every ADMM round (its inverse is formed from the factor);
@@ -75,7 +75,7 @@ class ExactQuadratic:
     ``factorize=True`` uses one Cholesky factor of ``Q_j + rho I`` per party and reuses it in
     every round (two triangular solves, O(d^2), BLAS ``trsv`` called directly: at d = 300
     scipy's ``cho_solve`` checks and copies cost as much as the solve). ``Q`` does not depend
-    on the outer iteration (``A + beta CᵀC + prox I``, spec §4.3; only ``p`` moves with
+    on the outer iteration (``A + beta CᵀC + prox I``, specs/constrfl.md §4.3; only ``p`` moves with
     ``mu^k, w^k``), so ``factors`` may pass the factors of an earlier outer iteration (see
     :class:`FactorCache`); the factor, hence every number, is the same as a fresh one.
     ``factorize=False`` is the reference script's fresh dense solve per round, kept as the loop
@@ -167,7 +167,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     of the (b, d, d) systems and Armijo backtracking whose trial points are evaluated with
     value AND gradient in one pass over the rows (an accepted trial's gradient is the next
     iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
-    eigenvalues (nonconvex phi, fairness), spec §2.4. ``merit_at_start`` = ``(P(U0),
+    eigenvalues (nonconvex phi, fairness), specs/constrfl.md §2.4. ``merit_at_start`` = ``(P(U0),
     grad P(U0))`` when the caller has them (the previous round's output), else computed.
 
     ``hess_cache`` (a dict kept by the caller across the rounds of one Algorithm-2 call, where
@@ -259,7 +259,8 @@ def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
 
 def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
                  maxfun: int = 20_000) -> tuple[np.ndarray, SolveInfo]:
-    """Per-party L-BFGS-B (spec §2.4: analytic gradient, gtol = tol, ftol = 0), verified after."""
+    """Per-party L-BFGS-B (specs/constrfl.md §2.4: analytic gradient, gtol = tol, ftol = 0),
+    verified after."""
     U = np.array(U0, dtype=float, copy=True)
     b = U.shape[0]
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (b,))

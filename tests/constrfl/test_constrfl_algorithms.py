@@ -199,7 +199,7 @@ def test_factorized_lcqp_client_step_equals_fresh_solves():
 
 
 def test_algorithm1_needs_at_least_the_tau_floor_of_outer_iterations():
-    """(11) needs beta tau_k < beta eps1, i.e. k+1 > sqrt(s_bar/eps1) (spec §2.2)."""
+    """(11) needs beta tau_k < beta eps1, i.e. k+1 > sqrt(s_bar/eps1) (specs/constrfl.md §2.2)."""
     problem = qp_ball(np.random.default_rng(10))
     cfg = ProxALConfig(beta=2.0, s_bar=0.1, rho=1.0, q=0.5, eps1=1e-2, eps2=1e-2)
     st = FedProxAL(problem, cfg, unit_sphere_w0(6, 2)).run()

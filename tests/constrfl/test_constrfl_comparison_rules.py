@@ -1,4 +1,4 @@
-"""Tables 1-2 as spec §6 judges them: the agreement rows one-sided (<= 5e-2), Table 1's
+"""Tables 1-2 as specs/constrfl.md §6 judges them: the agreement rows one-sided (<= 5e-2), Table 1's
 objective and feasibility rows on substitute data (issue 19, item 4)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The constrfl theory checks (spec constrfl.md §8) pass at small size with their margins."""
+"""The constrfl theory checks (specs/constrfl.md §8) pass at small size with their margins."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ import pytest
 
 from theory import registry
 
-CHECKS = ["constrfl.resolvent_firm_nonexpansive", "constrfl.admm_linear_rate",
-          "constrfl.theorem31_output", "constrfl.lemma31_bounded_iterates",
+CHECKS = ["constrfl.lemma_a2_resolvent_firm_nonexpansive",
+          "constrfl.theorem41_42_admm_linear_rate", "constrfl.theorem31_output", "constrfl.lemma31_bounded_iterates",
           "constrfl.theorem32_outer_complexity", "constrfl.lemma41_local_lipschitz",
           "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates",
           "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total"]
 
 
-BOUNDED = {"constrfl.admm_linear_rate", "constrfl.lemma42_admm_bounds",
+BOUNDED = {"constrfl.theorem41_42_admm_linear_rate", "constrfl.lemma42_admm_bounds",
            "constrfl.theorem32_inner_total", "constrfl.lemma31_bounded_iterates",
-           "constrfl.theorem32_outer_complexity", "constrfl.resolvent_firm_nonexpansive"}
+           "constrfl.theorem32_outer_complexity",
+           "constrfl.lemma_a2_resolvent_firm_nonexpansive"}
 
 
 def test_every_constrfl_check_is_registered():
@@ -26,11 +27,11 @@ def test_every_constrfl_check_is_registered():
 
 
 def _extra(name, d):
-    if name == "constrfl.resolvent_firm_nonexpansive":
+    if name == "constrfl.lemma_a2_resolvent_firm_nonexpansive":
         crit = d["criteria (value, tolerance)"]
         assert crit["firm_nonexpansive_normalized_margin"][0] > 0.0
         assert crit["cvxpy_argmin_gap"][0] <= 1e-5
-    elif name == "constrfl.admm_linear_rate":
+    elif name == "constrfl.theorem41_42_admm_linear_rate":
         for f in d["fits"]:
             assert f["rate"] < 1 and f["R2"] >= 0.95
             assert f["rate"] <= f["max(q, exact)"] + 0.05

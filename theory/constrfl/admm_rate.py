@@ -1,4 +1,4 @@
-"""Paper 003, Theorems 4.1/4.2 and Remark 4.3 (spec constrfl.md §8.2): Algorithm 2's
+"""Paper 003, Theorems 4.1/4.2 and Remark 4.3 (specs/constrfl.md §8.2): Algorithm 2's
 certificate and its linear rate on one subproblem (12) of QP-ball (d = 6, n = 3).
 
 Setup: ``w^k ~ N(0, I)``, ``mu^k = mu* + 0.5``, beta = 2; reference ``w~* = argmin ell_k`` by
@@ -108,7 +108,7 @@ def theorem_rate(q: float, rho: float, sigma: float, L: float) -> float:
 
 
 def _one_step_margin(adm, sm, cms, w_ref, w0, rho, n, beta) -> float:
-    """(58) with the actual residuals, normalised by S_0 (spec §8.2)::
+    """(58) with the actual residuals, normalised by S_0 (specs/constrfl.md §8.2)::
 
         sigma/2 (||w^{t+1} - w~*||^2 + sum_i ||u_i^{t+1} - w~*||^2)
         + sum_i rho/2 ||w^{t+1} - u_i^t||^2 - 1/(2 sigma) sum_{i=0..n} ||e_i^{t+1}||^2
@@ -144,7 +144,8 @@ def _one_step_margin(adm, sm, cms, w_ref, w0, rho, n, beta) -> float:
     return float(worst)
 
 
-@register("constrfl.admm_linear_rate", paper="003 constrfl",
+@register("constrfl.theorem41_42_admm_linear_rate", paper="003 constrfl",
+          seed_name="constrfl.admm_linear_rate",
           claim="Algorithm 2's certificate bounds the true residual (Thm 4.1) and its iterates "
                 "converge linearly at a rate <= Theorem 4.2's sqrt(q_r) (65), as does the exact "
                 "ADMM's spectral rate; the rate is about max(q, exact rate) (Remark 4.3)")
@@ -228,7 +229,7 @@ def check(seed: int, size: str) -> CheckResult:
         margin = -np.inf
     close = min(rows, key=lambda r: r["theorem_margin"])
     return CheckResult(
-        name="constrfl.admm_linear_rate",
+        name="constrfl.theorem41_42_admm_linear_rate",
         claim="||sum_i grad P_i(w^{t+1})||_inf <= r0 + sum epst_i every round (Thm 4.1); "
               "measured tail rate r̂ and exact spectral rate <= Theorem 4.2's sqrt(q_r); "
               "r̂ <= max(q, r_exact) + 0.05, R² >= 0.95. Per setting (r̂ / exact / theorem): "

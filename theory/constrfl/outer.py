@@ -1,10 +1,11 @@
-"""Paper 003, Theorem 3.1, Lemma 3.1 and Theorem 3.2 on Algorithm 1 (spec constrfl.md
+"""Paper 003, Theorem 3.1, Lemma 3.1 and Theorem 3.2 on Algorithm 1 (specs/constrfl.md
 §8.3-8.5), on QP-ball (d = 6, n = 3) with beta = 2, s_bar = 1e-2, rho = 1, q = 0.5, w^0 on
 the unit sphere, mu^0 = 0, and an eps sweep (eps1 = eps2 = eps).
 
 * Theorem 3.1: at termination both Definition-1 residuals are <= eps; precondition (10)
   ``||grad ell_k(w^{k+1})||_inf <= tau_k`` holds at every outer iteration.
-* Lemma 3.1 with sqrt(d) (spec §8.7 item 1), checked in the joint form its proof gives, (43):
+* Lemma 3.1 with sqrt(d) (specs/constrfl.md §8.7 item 1), checked in the joint form its
+  proof gives, (43):
   ``||(w^k, mu^k) - (w*, mu*)|| <= r_0 + beta sqrt(d) sum_{j<k} tau_j`` for every k >= 0
   (k = 0 included, ``r_0 = ||(w^0, 0) - (w*, mu*)||`` with Algorithm 1's mu^0 = 0), which
   implies (47)'s ``r_0 + 2 sqrt(d) s_bar beta``. The joint distance is what the proof bounds;

@@ -1,5 +1,5 @@
 """Paper 003, App. A: the operator T (33)-(34), its resolvent J = (I + beta T)^{-1} (36)-(41),
-firm non-expansiveness (Lemma A.2 uses it) and Lemma A.1 (spec constrfl.md §8.1).
+firm non-expansiveness (Lemma A.2 uses it) and Lemma A.1 (specs/constrfl.md §8.1).
 
 For any ``(w̄, mū)``: ``w⁺ = argmin_w f(w) + (1/(2 beta)) sum_j [mū_j + beta c_j(w)]_+^2
 + (1/(2 beta))||w - w̄||^2``, ``mu⁺ = [mū + beta c(w⁺)]_+`` and ``J(w̄, mū) = (w⁺, mu⁺)``.
@@ -58,7 +58,8 @@ def _grad_lagrangian(problem, w, mu_flat):
     return g
 
 
-@register("constrfl.resolvent_firm_nonexpansive", paper="003 constrfl",
+@register("constrfl.lemma_a2_resolvent_firm_nonexpansive", paper="003 constrfl",
+          seed_name="constrfl.resolvent_firm_nonexpansive",
           claim="J = (I + beta T)^{-1} is single-valued, its zeros are KKT pairs, and it is "
                 "firmly non-expansive (used by Lemma A.2)")
 def check(seed: int, size: str) -> CheckResult:
@@ -119,7 +120,7 @@ def check(seed: int, size: str) -> CheckResult:
     margin = min(worst_norm + 1e-7, 1e-7 - inclusion, 1e-5 - fixed, 1e-5 - cvx_gap)
     passed = margin >= 0 and gt.all_optimal
     return CheckResult(
-        name="constrfl.resolvent_firm_nonexpansive",
+        name="constrfl.lemma_a2_resolvent_firm_nonexpansive",
         claim="||z-z'||^2 >= ||Jz-Jz'||^2 + ||(z-Jz)-(z'-Jz')||^2; J(w*,mu*) = (w*,mu*); "
               "(w̄-w⁺)/beta ∈ grad f(w⁺) + grad c(w⁺) mu⁺. Worst firm non-expansiveness "
               f"margin / (1 + ||z-z'||^2) = {worst_norm:.4f} over {instances} pairs",
