@@ -2,31 +2,19 @@
 loop, for each DA method (MNIST CNN, batch 64 per client), on the CPU and, when a GPU is
 present, on CUDA; the case names carry local steps per second of both paths and mark the one
 :func:`repro.fedmm.training.choose_backend` picks for that device (loop on CPU, vmapped on
-CUDA). Also a FedMM round on the quadratic theory instance."""
+CUDA). Also a FedMM round on the quadratic instance of :mod:`repro.fedmm.instances`."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from bench.harness import benchmark, best_time
-from repro.fedmm.algorithms import Block, LocalGDA, build
-from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.blocks import Block
+from repro.fedmm.instances import QuadOracle, gen_Q, random_da_problem
+from repro.fedmm.local_gda import LocalGDA
+from repro.fedmm.methods import build
 from repro.fedmm.models import DA_METHODS, MnistNet
-from repro.fedmm.problem import DAProblem
 from repro.fedmm.training import choose_backend
-
-
-def _problem(net: MnistNet, batch: int = 64, n: int = 512,
-             device: str = "cpu") -> DAProblem:
-    g = torch.Generator().manual_seed(0)
-    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    sy = torch.randint(0, 10, (n,), generator=g)
-    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    rngs = [(np.random.default_rng([i, 0]), np.random.default_rng([i, 1])) for i in range(2)]
-    gens = [torch.Generator().manual_seed(i) for i in range(2)]
-    return DAProblem(net, 1.0, allocate_two_clients(n, n, 1.0), sx.to(device), sy.to(device),
-                     tx.to(device), batch, rngs, gens)
 
 
 def _devices() -> list[str]:
@@ -47,7 +35,7 @@ def _local_step() -> list[dict]:
             eta = torch.full((net.dim,), 0.01, device=device)
             mu, scale = torch.ones(net.dim, device=device), torch.ones(net.dim, device=device)
             duals = torch.zeros(2, net.dim, device=device)
-            prob = _problem(net, device=device)
+            prob = random_da_problem(net, n=512, batch=64, device=device)
             args = (theta0, 0, eta, scale, mu, duals)
 
             def timed(solver, args=args, sync=sync):
@@ -69,8 +57,6 @@ def _local_step() -> list[dict]:
 
 @benchmark("fedmm.quadratic_round")
 def _quadratic_round() -> list[dict]:
-    from theory.fedmm.problems import QuadOracle, gen_Q
-
     inst = gen_Q(0, N=8, d1=6, d2=4)
     blocks = (Block("omega", 6, 0.05, 1.0), Block("psi", 4, 0.05, 1.0))
     th = torch.zeros(10, dtype=torch.float64)

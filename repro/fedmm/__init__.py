@@ -1,9 +1,13 @@
 """Paper 004, FedMM: saddle-point optimization for federated adversarial domain adaptation.
 
-``algorithms`` (FedMM, FedAvgGDA, FedProxGDA, FedSGDA), ``models`` and ``adaptation`` (networks
-and DANN/CDAN/MDD losses), ``mnistm``/``clients``/``problem`` (data, allocation, player
-gradients), ``training`` (presets, round loop, checkpoints), ``office``/``mobilenetv2``
-(Office-31 path), ``experiments`` (Figs. 2, 4, 5 and Tables 1-2), ``bench``.
+``problem`` (the saddle problem through the clients' player gradients, and its DA instance),
+``blocks``/``messages``/``local_gda``/``federated`` (the parameter blocks, the protocol's
+messages, the clients' local GDA, the shared round), one module per algorithm (``fedmm``:
+Algorithm 3; ``fedavg_gda``, ``fedprox_gda``: Algorithm 2; ``fedsgda``), ``methods`` (the table
+of methods by name), ``models``/``adaptation`` (networks and DANN/CDAN/MDD losses), ``data``/
+``office``/``mobilenetv2``/``clients`` (MNIST-M, Office-31 features, client allocation),
+``training`` (presets, round loop, checkpoints), ``instances`` (small saddle problems for tests,
+theory and benchmarks), ``experiments/`` (Figs. 2, 4, 5 and Tables 1-2).
 
 Public names (imported on first use, see :mod:`repro.core.exports`)::
 
@@ -18,14 +22,15 @@ from repro.core.exports import lazy_exports
 
 _EXPORTS = {
     # Algorithm 3 and the baselines (Algorithm 2, FedSGDA), their hyperparameters and state
-    "FedMM": "algorithms", "FedMMConfig": "algorithms",
-    "FedAvgGDA": "algorithms", "FedProxGDA": "algorithms", "FedSGDA": "algorithms",
-    "BaselineConfig": "algorithms", "Block": "algorithms", "LocalGDA": "algorithms",
-    "FedState": "algorithms", "build": "algorithms", "ALGORITHMS": "algorithms",
+    "FedMM": "fedmm", "FedMMConfig": "fedmm",
+    "FedAvgGDA": "fedavg_gda", "BaselineConfig": "fedavg_gda", "FedProxGDA": "fedprox_gda",
+    "FedSGDA": "fedsgda", "Block": "blocks", "LocalGDA": "local_gda", "FedState": "federated",
+    # the table of methods by name
+    "METHODS": "methods", "ALGORITHMS": "methods", "build": "methods",
     # the interface a user implements
-    "PlayerGradient": "algorithms",
+    "PlayerGradient": "problem",
     # the messages of the protocol
-    "Broadcast": "algorithms", "Upload": "algorithms", "RoundMessages": "algorithms",
+    "Broadcast": "messages", "Upload": "messages", "RoundMessages": "messages",
     # the paper's domain-adaptation problem (MNIST -> MNIST-M, Office-31 heads)
     "DAProblem": "problem", "MnistNet": "models", "OfficeHeads": "models",
 }

@@ -1,18 +1,24 @@
-"""The federated adversarial DA problem: clients' data, minibatch streams and player gradients.
+"""The saddle-point problem of paper 004 and its federated adversarial DA instance.
 
-Implements :class:`repro.fedmm.algorithms.PlayerGradient` for a :class:`DANet`: each call draws
+The problem is min_omega max_psi f(omega, psi) = (1/N) sum_i f_i(omega, psi) (eqs. (2)-(4)).
+Every algorithm sees it through the clients' *player gradients* (:class:`PlayerGradient`):
+``G_i = [grad_omega f_i ; -grad_psi f_i]`` on ``theta = [omega; psi]`` (specs/fedmm.md §1.4,
+block-wise form), so that descending ``G`` is gradient descent in omega and ascent in psi.
+
+:class:`DAProblem` implements it for a :class:`DANet`: each call draws
 every client's next minibatch (its own source and target streams, its own dropout generator)
 and returns ``G_i = sign * grad f_i`` at the given parameters, with ``torch.func.vmap`` over the
 clients (``batched``) or one client at a time (``client``, the loop oracle).
 
 BatchNorm running statistics (Office bottleneck only) are buffers, not parameters: each client
 updates its own with momentum 0.1 during local steps and :meth:`DAProblem.sync_buffers` averages
-them at the server after the round [spec §3.2, R]; no duals act on them.
+them at the server after the round [specs/fedmm.md §3.2, R]; no duals act on them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -23,6 +29,21 @@ from repro.fedmm.clients import BatchStream, ClientData
 from repro.fedmm.models import DANet
 
 Tensor = torch.Tensor
+
+
+class PlayerGradient(Protocol):
+    """Stochastic player gradients of the clients' local objectives f_i.
+
+    ``batched(theta, t, m)`` takes ``(N, D)`` client parameters and returns ``(N, D)``
+    gradients for local step ``m`` of round ``t`` (each client drawing its own next minibatch);
+    ``client(i, theta_i, t, m)`` is the same for one client and must give the same numbers.
+    """
+
+    n_clients: int
+
+    def batched(self, theta: Tensor, t: int, m: int) -> Tensor: ...
+
+    def client(self, i: int, theta_i: Tensor, t: int, m: int) -> Tensor: ...
 
 
 class DAProblem:

@@ -21,7 +21,10 @@ import numpy as np
 import torch
 
 from repro.core.validation import check_choice, check_range
-from repro.fedmm.algorithms import BACKENDS, Block, FedState, build
+from repro.fedmm.blocks import Block
+from repro.fedmm.federated import FedState
+from repro.fedmm.local_gda import BACKENDS
+from repro.fedmm.methods import build
 from repro.fedmm.models import DANet
 from repro.fedmm.problem import DAProblem
 

@@ -6,21 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from repro.fedmm.algorithms import (
-    BaselineConfig,
-    Block,
-    Broadcast,
-    FedAvgGDA,
-    FedMM,
-    FedMMConfig,
-    FedProxGDA,
-    FedSGDA,
-    LocalGDA,
-    Upload,
-    build,
-    message_fields,
-)
-from theory.fedmm.problems import ExactLocalSolver, QuadOracle, gen_Q
+from repro.fedmm.blocks import Block
+from repro.fedmm.fedavg_gda import BaselineConfig, FedAvgGDA
+from repro.fedmm.fedmm import FedMM, FedMMConfig
+from repro.fedmm.fedprox_gda import FedProxGDA
+from repro.fedmm.fedsgda import FedSGDA
+from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
+from repro.fedmm.local_gda import LocalGDA
+from repro.fedmm.messages import Broadcast, Upload, message_fields
+from repro.fedmm.methods import build
 
 F64 = torch.float64
 
@@ -207,8 +201,9 @@ def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
     torch tensors of that dtype; a non-numeric theta0 is a ValueError naming it."""
     import numpy as np
 
-    from repro.fedmm.algorithms import Block, build
-    from theory.fedmm.problems import QuadOracle, gen_Q
+    from repro.fedmm.blocks import Block
+    from repro.fedmm.instances import QuadOracle, gen_Q
+    from repro.fedmm.methods import build
 
     inst = gen_Q(0, N=2, d1=3, d2=2)
     blocks = (Block("omega", 3, 0.05, 1.0), Block("psi", 2, 0.05, 1.0))

@@ -7,7 +7,7 @@ import pytest
 
 from repro.core.data.mnist import load_mnist
 from repro.fedmm.clients import allocate_split_clients, allocate_two_clients, code_evaluated_client
-from repro.fedmm.mnistm import blend, make_mnistm, mnist_split, mnistm_split
+from repro.fedmm.data import blend, make_mnistm, mnist_split, mnistm_split
 
 
 def test_mnist_tf_splits():

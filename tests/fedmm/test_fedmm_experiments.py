@@ -13,12 +13,11 @@ from repro.engine.experiment import RunContext
 from repro.engine.registry import get, load_all
 from repro.engine.runner import run_experiment
 from repro.fedmm import training
-from repro.fedmm.clients import allocate_two_clients
 from repro.fedmm.experiments._cells import run_mnist_cell
 from repro.fedmm.experiments.table1 import run_office_cell
+from repro.fedmm.instances import random_da_problem
 from repro.fedmm.mobilenetv2 import MobileNetV2Features, load_pretrained
 from repro.fedmm.models import MnistNet
-from repro.fedmm.problem import DAProblem
 
 
 @pytest.mark.parametrize("names", [("fedmm.fig5",), ("fedmm.fig2", "fedmm.fig4")])
@@ -59,15 +58,8 @@ def test_office_tables_are_not_run_without_the_data(isolated, monkeypatch):
     assert all(r["verdict"] == "not_run" and "data-unavailable" in r["reason"] for r in rows)
 
 
-def _tiny_problem(net, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    n = 24
-    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    sy = torch.randint(0, 10, (n,), generator=g)
-    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    rngs = [(np.random.default_rng([i, 0]), np.random.default_rng([i, 1])) for i in range(2)]
-    gens = [torch.Generator().manual_seed(5 + i) for i in range(2)]
-    return DAProblem(net, 0.5, allocate_two_clients(n, n, 1.0), sx, sy, tx, 4, rngs, gens)
+def _tiny_problem(net):
+    return random_da_problem(net, n=24, batch=4, nu=0.5)
 
 
 class _Ctx:

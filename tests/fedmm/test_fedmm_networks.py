@@ -15,10 +15,11 @@ from repro.fedmm.adaptation import (
     objective,
     player_sign,
 )
-from repro.fedmm.algorithms import Block, build
+from repro.fedmm.blocks import Block
 from repro.fedmm.clients import BatchStream, allocate_split_clients, allocate_two_clients
+from repro.fedmm.instances import random_da_problem
+from repro.fedmm.methods import build
 from repro.fedmm.models import MnistNet, OfficeHeads
-from repro.fedmm.problem import DAProblem
 
 F64 = torch.float64
 
@@ -135,16 +136,7 @@ def test_batch_stream_drops_tail_and_reshuffles():
     assert np.array_equal(b3, second[:4])
 
 
-def _problem(net, n=64, batch=8, p=1.0, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    sy = torch.randint(0, 10, (n,), generator=g)
-    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
-    clients = allocate_two_clients(n, n, p)
-    rngs = [(np.random.default_rng([seed, i, 0]), np.random.default_rng([seed, i, 1]))
-            for i in range(2)]
-    gens = [torch.Generator().manual_seed(100 + i) for i in range(2)]
-    return DAProblem(net, 1.0, clients, sx, sy, tx, batch, rngs, gens)
+_problem = random_da_problem
 
 
 @pytest.mark.parametrize("method", ["DANN", "MDD"])

@@ -12,6 +12,7 @@ import pytest
 
 from repro.engine.records import RunRecord
 from repro.engine.report import REPORTED_DIR
+from repro.fedmm.data import TASKS
 from repro.fedmm.experiments import claims as C
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.experiments.render import (
@@ -21,7 +22,6 @@ from repro.fedmm.experiments.render import (
     render_tables,
 )
 from repro.fedmm.models import DA_METHODS
-from repro.fedmm.office import TASKS
 
 
 def _printed(stem: str, **key) -> str:

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from repro.fedmm.algorithms import LocalGDA
+from repro.fedmm.instances import QuadOracle, gen_Q
+from repro.fedmm.local_gda import LocalGDA
 from theory import registry
 from theory.fedmm.descent import descent_gaps, random_start
 from theory.fedmm.fixed_point import make_fedmm
 from theory.fedmm.lemmas5_8 import lemma_sides
-from theory.fedmm.problems import QuadOracle, gen_Q
 from theory.fedmm.tolerance_gda import ToleranceGDA
 from theory.fedmm.trajectory import constants, phi, record, table3
 

@@ -16,38 +16,39 @@ import numpy as np
 import pytest
 import torch
 
-from repro.fedmm import algorithms as A
+from repro.fedmm import federated, messages
+from repro.fedmm.fedmm import FedMM
 from theory import registry
 
 
 def _step(dual_sign: float = 1.0, inv_mu: bool = True):
-    """FedMM.step (repro/fedmm/algorithms.py) with one planted change."""
+    """FedMM.step (repro/fedmm/fedmm.py) with one planted change."""
 
     def step(self):
         s = self.state
         t = s.round
-        down = A.Broadcast(t, s.theta0.clone())
+        down = messages.Broadcast(t, s.theta0.clone())
         local = self.local_solver(down.theta0, t, self.eta, self.scale, self.mu, s.duals)
         duals = s.duals + dual_sign * self.mu * (local - down.theta0)
         c = self.config.eta3 if self.config.eta3_constant else self.config.eta3 ** t
         shifted = local + (c / self.mu if inv_mu else c) * duals
-        uploads = tuple(A.Upload(i, shifted[i]) for i in range(self.n_clients))
-        self.state = A.FedState(t + 1, self.aggregate(uploads), local, duals)
-        return A.RoundMessages(down, uploads)
+        uploads = tuple(messages.Upload(i, shifted[i]) for i in range(self.n_clients))
+        self.state = federated.FedState(t + 1, self.aggregate(uploads), local, duals)
+        return messages.RoundMessages(down, uploads)
 
     return step
 
 
 def plant_dual_sign(mp):
-    mp.setattr(A.FedMM, "step", _step(dual_sign=-1.0))
+    mp.setattr(FedMM, "step", _step(dual_sign=-1.0))
 
 
 def plant_upload_no_inv_mu(mp):
-    mp.setattr(A.FedMM, "step", _step(inv_mu=False))
+    mp.setattr(FedMM, "step", _step(inv_mu=False))
 
 
 def plant_l12_no_coupling(mp):
-    from theory.fedmm.problems import NLInstance
+    from repro.fedmm.instances import NLInstance
 
     mp.setattr(NLInstance, "L12", lambda self: max(np.linalg.norm(b, 2) for b in self.q.B))
 

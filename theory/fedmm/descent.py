@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from repro.fedmm.instances import gen_Q
 from theory.fedmm.fixed_point import make_fedmm, round_map_radius
-from theory.fedmm.problems import gen_Q
 from theory.fedmm.trajectory import constants, phi, psi_star, record
 from theory.registry import register
 from theory.result import CheckResult

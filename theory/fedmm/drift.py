@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from repro.fedmm.algorithms import Block, build
-from theory.fedmm.problems import QuadOracle, gen_P
+from repro.fedmm.blocks import Block
+from repro.fedmm.instances import QuadOracle, gen_P
+from repro.fedmm.methods import build
 from theory.registry import register
 from theory.result import CheckResult
 

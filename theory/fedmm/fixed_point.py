@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from repro.fedmm.algorithms import Block, FedMM, FedMMConfig, LocalGDA
-from theory.fedmm.problems import ExactLocalSolver, QuadOracle, gen_Q
+from repro.fedmm.blocks import Block
+from repro.fedmm.fedmm import FedMM, FedMMConfig
+from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
+from repro.fedmm.local_gda import LocalGDA
 from theory.registry import register
 from theory.result import CheckResult
 

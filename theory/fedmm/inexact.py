@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from repro.fedmm.instances import ExactLocalSolver, gen_Q
 from theory.fedmm.fixed_point import make_fedmm
-from theory.fedmm.problems import ExactLocalSolver, gen_Q
 from theory.registry import register
 from theory.result import CheckResult
 

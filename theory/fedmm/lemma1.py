@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from repro.fedmm.algorithms import FedMM, FedMMConfig
+from repro.fedmm.fedmm import FedMM, FedMMConfig
+from repro.fedmm.instances import NewtonLocalSolver, gen_NL
 from theory.fedmm.fixed_point import blocks_for
-from theory.fedmm.problems import NewtonLocalSolver, gen_NL
 from theory.registry import register
 from theory.result import CheckResult
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from repro.fedmm.instances import gen_Q
 from theory.fedmm.fixed_point import make_fedmm
-from theory.fedmm.problems import gen_Q
 from theory.fedmm.trajectory import constants, record, table3
 from theory.registry import register
 from theory.result import CheckResult

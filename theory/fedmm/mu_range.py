@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.fedmm.problems import gen_Q
+from repro.fedmm.instances import gen_Q
 from theory.registry import register
 from theory.result import CheckResult
 

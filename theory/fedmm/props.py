@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from repro.fedmm.algorithms import FedMM, FedMMConfig
+from repro.fedmm.fedmm import FedMM, FedMMConfig
+from repro.fedmm.instances import NewtonLocalSolver, gen_NL, gen_Q
 from theory.fedmm.fixed_point import blocks_for, make_fedmm
-from theory.fedmm.problems import NewtonLocalSolver, gen_NL, gen_Q
 from theory.registry import register
 from theory.result import CheckResult
 

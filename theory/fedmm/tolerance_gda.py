@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from repro.core.validation import check_range
+from repro.fedmm.instances import QuadOracle, gen_Q
 from theory.fedmm.fixed_point import make_fedmm, round_map_radius
-from theory.fedmm.problems import QuadOracle, gen_Q
 from theory.registry import register
 from theory.result import CheckResult
 

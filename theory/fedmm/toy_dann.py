@@ -20,7 +20,8 @@ import math
 import numpy as np
 import torch
 
-from repro.fedmm.algorithms import Block, build
+from repro.fedmm.blocks import Block
+from repro.fedmm.methods import build
 from theory.registry import register
 from theory.result import CheckResult
 

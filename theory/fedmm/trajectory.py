@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.fedmm.algorithms import FedMM
+from repro.fedmm.fedmm import FedMM
 
 DIVERGED = 1e8  # a run whose iterates exceed this (sup norm) is "not finite" (spec §9.1)
 

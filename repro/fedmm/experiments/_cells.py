@@ -27,7 +27,7 @@ from repro.fedmm.clients import (
     allocate_two_clients,
     code_evaluated_client,
 )
-from repro.fedmm.mnistm import mnist_split, mnistm_split
+from repro.fedmm.data import mnist_split, mnistm_split
 from repro.fedmm.models import MnistNet
 from repro.fedmm.problem import DAProblem
 from repro.fedmm.training import (

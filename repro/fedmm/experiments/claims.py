@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.records import RunRecord
+from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.models import DA_METHODS
-from repro.fedmm.office import TASKS
 
 PAPER_SGDA_ROUNDS = 1000  # Sec. 6: "FedSGDA requires more than 1000 rounds of communication"
 PAPER_GAP = 0.20          # Sec. 6: "more than 20% accuracy improvement" (Fig. 5)

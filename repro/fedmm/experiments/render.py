@@ -10,10 +10,10 @@ import numpy as np
 from repro.engine.plotting import figure, plot_mean_band, save_figure
 from repro.engine.records import RunRecord
 from repro.engine.report import Measured, Table, paper_values, write_table
+from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.experiments.claims import budget, where
 from repro.fedmm.models import DA_METHODS
-from repro.fedmm.office import TASKS
 
 FINAL_COLUMNS = ("final acc (full test)", "best acc (subset)",
                  "acc of the authors' evaluated model (source client's local)")

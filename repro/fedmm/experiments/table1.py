@@ -14,12 +14,12 @@ import torch
 from repro.engine.experiment import CellResult, Claim, Experiment, RunContext
 from repro.engine.registry import register
 from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.data import DOMAIN, TASKS, office_features
 from repro.fedmm.experiments._cells import PAPER, SCALES, TABLE_METHODS, checkpoint_path
 from repro.fedmm.experiments.claims import claim_table1, claim_table2
 from repro.fedmm.experiments.render import render_tables
 from repro.fedmm.experiments.reproduce import reproduce_tables
 from repro.fedmm.models import DA_METHODS, OfficeHeads
-from repro.fedmm.office import DOMAIN, TASKS, office_features
 from repro.fedmm.problem import DAProblem
 from repro.fedmm.training import NU, RunSpec, stream_seed, summary_metrics, train
 

@@ -1,4 +1,5 @@
-"""MNIST (source) and MNIST-M (target) for paper 004 (spec §4.1).
+"""The derived data of paper 004: MNIST -> MNIST-M (specs/fedmm.md §4.1) and the Office-31
+features (§3.2, §4.2).
 
 MNIST splits as TensorFlow's ``read_data_sets`` (authors' code): train = official train images
 5,000..59,999 (55,000), validation = the first 5,000, test = the official 10,000. Digits are
@@ -12,21 +13,34 @@ background with ``RandomState(42)`` and the patch with the unseeded global RNG; 
 comes from ``numpy.random.default_rng([seed, split id])`` (seed 42 by default), all draws of a
 split made up front, so image k does not depend on how many images are generated. Full splits
 are cached as ``.npy`` under ``<cache_dir()>/fedmm/``.
+
+Office-31 (the six transfer tasks of Tables 1-2): each domain's images through a frozen
+ImageNet MobileNetV2 (:mod:`repro.fedmm.mobilenetv2`), once, cached as ``.npy`` by file list;
+:mod:`repro.fedmm.experiments.table1` trains bottleneck + label predictor + adversarial head on
+them. [DEV] The backbone is frozen (features computed once, eval mode, centre crop, no
+augmentation) and is MobileNetV2 width 1.0 (1280-d) instead of 1.4 (1792-d): only those weights
+exist here. Office-31 itself is not in the mirror; :func:`repro.core.data.office31.load_office31`
+raises ``DataFileMissing`` and the runner records the cell as ``not_run`` with that reason.
 """
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 
 import numpy as np
 
 from repro.core.data.bsds500 import list_bsds500, load_bsds500_image
 from repro.core.data.mnist import load_mnist
+from repro.core.data.office31 import load_office31, load_office31_images
 from repro.core.data.store import cache_dir
+from repro.fedmm.mobilenetv2 import FEATURE_DIM, centre_crop, extract_features, load_pretrained
 
 SPLITS = {"train": 0, "test": 1, "validation": 2}
 RECIPE_VERSION = 1
 PATCH = 28
+DOMAIN = {"A": "amazon", "D": "dslr", "W": "webcam"}
+TASKS = ("A->W", "D->W", "W->D", "A->D", "D->A", "W->A")
 
 
 @cache
@@ -93,3 +107,24 @@ def mnistm_split(split: str, n: int | None = None, seed: int = 42) -> tuple[np.n
     np.save(tmp, M)
     tmp.replace(path)
     return M, y
+
+
+# -- Office-31 --------------------------------------------------------------------------------
+def office_features(domain: str, image_size: int = 224) -> tuple[np.ndarray, np.ndarray]:
+    """(features float32 (n, 1280), labels int64) of one domain, cached by file list."""
+    ds = load_office31(domain)
+    ident = hashlib.sha256("\n".join(f"{p}:{p.stat().st_size}" for p in ds.X).encode())
+    path = (cache_dir() / "fedmm" /
+            f"office31_{domain}_{image_size}_{ident.hexdigest()[:16]}.npy")
+    if path.is_file():
+        return np.load(path), ds.y
+    resize = round(image_size * 256 / 224)
+    model = load_pretrained()
+    feats = []
+    for k in range(0, len(ds.X), 64):
+        imgs = load_office31_images(ds.X[k:k + 64], size=resize)
+        feats.append(extract_features(model, centre_crop(imgs, image_size)))
+    F = np.concatenate(feats) if feats else np.zeros((0, FEATURE_DIM), np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, F)
+    return F, ds.y

@@ -1,9 +1,11 @@
-"""Deterministic instances for the FedMM theory checks (spec §9.1); registers no check.
+"""Small instances of paper 004's saddle problem for the tests, the theory checks
+(``theory/fedmm/``) and the benchmarks (``bench/fedmm.py``): the deterministic families of
+specs/fedmm.md §9.1 and a DA problem on random images.
 
 Q: f_i(w, p) = 1/2 w'A_i w + w'B_i p - 1/2 p'C_i p + a_i'w - c_i'p, strongly concave in p,
 Phi strongly convex, omega-block possibly indefinite per client. P(p): Q with N = 2 whose
 clients are mixed, f_1 = p f_S + (1-p) f_T, f_2 = (1-p) f_S + p f_T (the global f does not
-depend on p). In the player form of ``repro.fedmm.algorithms`` the player gradient of client i
+depend on p). In the player form of :mod:`repro.fedmm.problem` the player gradient of client i
 is affine, G_i(theta) = K_i theta + k_i with K_i = [[A_i, B_i], [-B_i', C_i]], k_i = [a_i; c_i].
 """
 
@@ -13,6 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from repro.fedmm.clients import allocate_two_clients
+from repro.fedmm.models import DANet
+from repro.fedmm.problem import DAProblem
 
 Tensor = torch.Tensor
 
@@ -63,7 +69,7 @@ class QuadInstance:
 
 def gen_Q(seed: int, N: int = 4, d1: int = 6, d2: int = 4, het: float = 1.0,
           indef: bool = True) -> QuadInstance:
-    """Spec §9.1 generator (order of draws as specified)."""
+    """specs/fedmm.md §9.1 generator (order of draws as specified)."""
     rng = np.random.default_rng(seed)
     A, B, C, a, c = [], [], [], [], []
     for _ in range(N):
@@ -130,7 +136,7 @@ class ExactLocalSolver:
 # -- NL: a nonlinear instance where the propositions are not linear identities ----------------
 @dataclass(frozen=True)
 class NLInstance:
-    """Q plus two nonlinear terms (spec §9.1 NC, extended with a nonlinear coupling):
+    """Q plus two nonlinear terms (specs/fedmm.md §9.1 NC, extended with a nonlinear coupling):
 
     f_i(w, p) = Q_i(w, p) + gamma sum_k cos(w_k + phi_ik) + gamma sum_{k < d2} b_ik sin(w_k) p_k.
 
@@ -251,10 +257,28 @@ class NewtonLocalSolver:
                     break
                 z = z - np.linalg.solve(self.inst.jacobian(i, z) + np.diag(m), r)
             else:
-                raise RuntimeError(f"theory/fedmm/problems.py NewtonLocalSolver: client {i} "
+                raise RuntimeError(f"repro/fedmm/instances.py NewtonLocalSolver: client {i} "
                                    f"round {t}: residual {np.abs(r).max():.2e} > {self.tol} "
                                    f"after {self.max_iter} Newton steps; use a larger mu")
             worst = max(worst, float(np.abs(r).max()))
             out.append(z)
         self.last_residual = worst
         return torch.from_numpy(np.stack(out))
+
+
+# -- a DA problem on random images (tests, benchmarks) -----------------------------------------
+def random_da_problem(net: DANet, n: int = 64, batch: int = 8, p: float = 1.0, nu: float = 1.0,
+                      seed: int = 0, device: torch.device | str = "cpu") -> DAProblem:
+    """Two clients (imbalance ``p``) of a :class:`DAProblem` on ``n`` random 28x28x3 uint8
+    source images with random labels and ``n`` random target images, all drawn from
+    ``torch.Generator().manual_seed(seed)``; minibatch streams from ``default_rng([seed, i,
+    domain])``, dropout from ``manual_seed(100 + i)``."""
+    g = torch.Generator().manual_seed(seed)
+    sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    sy = torch.randint(0, 10, (n,), generator=g)
+    tx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
+    rngs = [(np.random.default_rng([seed, i, 0]), np.random.default_rng([seed, i, 1]))
+            for i in range(2)]
+    gens = [torch.Generator().manual_seed(100 + i) for i in range(2)]
+    return DAProblem(net, nu, allocate_two_clients(n, n, p), sx.to(device), sy.to(device),
+                     tx.to(device), batch, rngs, gens)

@@ -1,0 +1,63 @@
+"""The flat parameter vector ``theta = [omega; psi]`` of paper 004's algorithms and its
+coordinate blocks, each with its own step, penalty and gradient multiplier
+(specs/fedmm.md §1.4, block-wise form; §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from repro.core.validation import check_range
+
+Tensor = torch.Tensor
+
+
+@dataclass(frozen=True)
+class Block:
+    """One coordinate block of ``theta`` with its own step, penalty and gradient multiplier.
+
+    ``eta`` is eta1 (omega blocks) or eta2 (psi blocks); ``mu`` is mu1 or mu2; ``scale`` is the
+    authors' code's per-block gradient multiplier s_b (1 in the paper form, spec §5).
+    """
+
+    name: str
+    size: int
+    eta: float
+    mu: float = 1.0
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_range(f"{self.name}.size", self.size, low=1)
+        check_range(f"{self.name}.eta", self.eta, low=0, low_open=True)
+        check_range(f"{self.name}.mu", self.mu, low=0)
+        check_range(f"{self.name}.scale", self.scale, low=0, low_open=True)
+
+
+def block_vectors(blocks: Sequence[Block], dtype=torch.float32,
+                  device: torch.device | str = "cpu") -> tuple[Tensor, Tensor, Tensor]:
+    """Per-coordinate ``(eta, mu, scale)`` vectors of length ``sum(b.size)``."""
+
+    def vec(attr: str) -> Tensor:
+        return torch.cat([torch.full((b.size,), float(getattr(b, attr)), dtype=dtype,
+                                     device=device) for b in blocks])
+
+    return vec("eta"), vec("mu"), vec("scale")
+
+
+def as_parameter_vector(theta0) -> Tensor:
+    """``theta0`` as a torch tensor: a torch tensor is used as is; a numpy array (or a list) of
+    real numbers becomes a CPU tensor of the same precision (float32 stays float32, everything
+    else float64). The algorithms' state (:class:`repro.fedmm.federated.FedState`) and the
+    vectors handed to the player-gradient oracle are torch tensors of that dtype;
+    ``state.theta0.numpy()`` gives the result back as numpy."""
+    if isinstance(theta0, Tensor):
+        return theta0
+    arr = np.asarray(theta0)
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"theta0 must be a real vector (numpy array or torch tensor), got "
+                         f"dtype {arr.dtype}")
+    return torch.from_numpy(np.array(arr, dtype=np.float32 if arr.dtype == np.float32
+                                     else np.float64))
