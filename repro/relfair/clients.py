@@ -61,7 +61,7 @@ class ClientData:
 def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np.random.Generator,
                   *, train_fraction: float = 0.8, classes: int = 10) -> ClientData:
     """Each client's samples permuted; the first ``floor(0.8 N_i)`` train, the rest validation
-    (paper §7 "80:20"; spec §4.1).
+    (paper §7 "80:20"; specs/relfair.md §4.1).
 
     ``X`` (rows, features) and ``y`` (integer labels in ``0..classes-1``) are numpy arrays;
     ``parts[i]`` holds the rows of client ``i`` (no row in two clients). Bad inputs raise
@@ -129,7 +129,7 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
 
     Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
     of a uniformly random permutation, drawn as the smallest of i.i.d. uniform keys), or
-    ``batch`` rows drawn with replacement when the client has fewer (spec §10).
+    ``batch`` rows drawn with replacement when the client has fewer (specs/relfair.md §10).
     """
     sizes = torch.from_numpy(data.train_sizes)
     offsets = torch.from_numpy(data.train_offsets[:-1])

@@ -1,10 +1,10 @@
-"""Federated datasets of Table 1 (spec relfair §4.1): MNIST / CIFAR-10, "hetero-dir" clients.
+"""Federated datasets of Table 1 (specs/relfair.md §4.1): MNIST / CIFAR-10, "hetero-dir" clients.
 
 Pool: the official training split only (A12), pixels scaled to [0, 1] and flattened, no
 standardization (A13). Clients: ``dirichlet_label_split`` with concentration 0.5, the minimum
-client size 10 and the N/n balancing cap of Yurochkin et al.'s code (spec §4.1); then each
-client's samples are split 80:20 into train/validation (§7). Smoke scale partitions a random
-4,000-image subset among 20 clients (spec §10).
+client size 10 and the N/n balancing cap of Yurochkin et al.'s code (specs/relfair.md §4.1);
+then each client's samples are split 80:20 into train/validation (paper §7). Smoke scale
+partitions a random 4,000-image subset among 20 clients (specs/relfair.md §10).
 """
 
 from __future__ import annotations

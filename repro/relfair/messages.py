@@ -1,4 +1,4 @@
-"""What crosses the wire in one round, one type per arrow of the protocols (spec relfair §2-3).
+"""What crosses the wire in one round, one type per arrow of the protocols (specs/relfair.md §2-3).
 
 Client-to-server messages carry one row per client (leading axis n): row i is client i's
 message; they hold model-sized tensors and scalars only, never data or labels. The dual
@@ -37,7 +37,7 @@ class ModelBroadcast:
 @dataclass(frozen=True)
 class LossControlReport:
     """Client i -> server, Alg. 1 line 5-7: (L_i^r, c_i^r). ``losses`` is None for Scaffold,
-    whose singleton ambiguity set makes the dual step ignore them (spec §3.2)."""
+    whose singleton ambiguity set makes the dual step ignore them (specs/relfair.md §3.2)."""
 
     losses: np.ndarray | None
     controls: Params

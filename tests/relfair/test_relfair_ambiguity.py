@@ -1,4 +1,4 @@
-"""Lambda_phi(Delta_alpha, Delta_beta) = P(w) (spec relfair §1.6), its constants and errors."""
+"""Lambda_phi(Delta_alpha, Delta_beta) = P(w) (specs/relfair.md §1.6), its constants and errors."""
 
 from __future__ import annotations
 

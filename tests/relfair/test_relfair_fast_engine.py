@@ -91,7 +91,8 @@ def test_loop_evaluation_oracle_equals_segment_sums(data):
 
 
 def test_topk_draw_equals_argsort_formulation(data):
-    """draw_round keeps the argsort-of-uniform-keys definition of a minibatch (spec §10)."""
+    """draw_round keeps the argsort-of-uniform-keys definition of a minibatch
+    (specs/relfair.md §10)."""
     draws = draw_round(data, 3, BATCH, 50, 0.5, torch.Generator().manual_seed(7))
     gen = torch.Generator().manual_seed(7)
     sizes = torch.from_numpy(data.train_sizes)

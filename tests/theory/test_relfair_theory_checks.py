@@ -1,4 +1,4 @@
-"""relfair theory checks (spec relfair §8) at size "small"."""
+"""relfair theory checks (specs/relfair.md §8) at size "small"."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from theory import registry
 from theory.relfair.majorization import counterexample
 from theory.relfair.skewness import exact_limit, printed_prop5
 
-NAMES = {"relfair.dual_step_projection", "relfair.majorization_bounds", "relfair.skewness",
-         "relfair.monotonicity", "relfair.phi_selection", "relfair.convergence",
-         "relfair.generalization_terms"}
+NAMES = {"relfair.alg1_dual_step_projection", "relfair.prop9_majorization_bounds",
+         "relfair.prop5_skewness", "relfair.thm1_2_monotonicity", "relfair.eq13_phi_selection",
+         "relfair.thm3_convergence", "relfair.thm4_generalization_terms"}
 
 
 def test_relfair_checks_pass_small():
@@ -19,11 +19,12 @@ def test_relfair_checks_pass_small():
     for r in results.values():
         assert r.passed, (r.name, r.details)
         assert r.worst_margin >= 0
-    assert results["relfair.dual_step_projection"].ground_truth["statuses"] == {"optimal": 12}
+    assert results["relfair.alg1_dual_step_projection"].ground_truth["statuses"] == {"optimal": 12}
 
 
 def test_prop5_erratum_values():
-    """spec §8b table: exact 5 / 8.125 / 25 vs printed 4.4 / 7.525 / 24.4 at alpha = 0.2."""
+    """specs/relfair.md §8b table: exact 5 / 8.125 / 25 vs printed 4.4 / 7.525 / 24.4 at
+    alpha = 0.2."""
     for phi, exact, printed in ((0.0, 5.0, 4.4), (0.2, 8.125, 7.525), (0.5, 25.0, 24.4)):
         assert abs(exact_limit(0.2, phi) - exact) <= 1e-12
         assert abs(printed_prop5(0.2, phi) - printed) <= 1e-12
@@ -41,10 +42,10 @@ def test_majorization_counterexample():
 def test_named_checks_state_their_closest_instance():
     """Issue #17 item 3: the skewness formula and the majorization bounds name the instance
     that came closest to violating them, with its numbers."""
-    results = {r.name: r for r in registry.run_checks("relfair.[sm][ka]*", "small")}
-    sk = results["relfair.skewness"].closest
+    results = {r.name: r for r in registry.run_checks("relfair.prop[59]_*", "small")}
+    sk = results["relfair.prop5_skewness"].closest
     assert sk["criterion"] and sk["tolerance"] > 0 and "alpha" in sk
-    mj = results["relfair.majorization_bounds"].closest
+    mj = results["relfair.prop9_majorization_bounds"].closest
     assert mj["bound"] in ("lower", "upper")
     assert mj["F_A - phi F_B"] >= 0  # the condition Prop. 9 needs, at the closest instance
     assert mj["lower"] - 1e-12 <= mj["R"] <= mj["upper"] + 1e-12

@@ -1,5 +1,5 @@
-"""Thm 3 of paper 002 (convergence of Scaff-PD-IA, deterministic case delta_g = 0), spec
-relfair §0 item 3 and §8e.
+"""Thm 3 of paper 002 (convergence of Scaff-PD-IA, deterministic case delta_g = 0),
+specs/relfair.md §0 item 3 and §8e.
 
 Problem: n = 10 quadratic clients in d = 5, eigenvalues in [m, M] = [1, 1.2], ``c_i ~ N(0, I)``,
 ``e_i ~ U[0.5, 1.5]``, A = B = Delta_0.2, phi = 0.1 (||Lambda||_1 = 11/9). Alg. 1 with full
@@ -64,7 +64,8 @@ def run_scaff_pd_ia(prob, amb, rounds: int, J: int, checkpoints, m: float, M: fl
     return out, {"kappa": kappa, "L": L, "max_norm": max_norm}
 
 
-@register("relfair.convergence", paper="002 relfair",
+@register("relfair.thm3_convergence", paper="002 relfair",
+          seed_name="relfair.convergence",
           claim="Scaff-PD-IA converges in the deterministic strongly convex case (Thm 3)")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -89,7 +90,7 @@ def check(seed: int, size: str) -> CheckResult:
     ok = ref["status"] == "optimal" and l1 < 1 + m / (2 * M)
     worst = float(min(margins)) if ok else -1.0
     return CheckResult(
-        name="relfair.convergence",
+        name="relfair.thm3_convergence",
         claim=("e_R = ||theta^{R+1} - theta*||^2 at R=" + ", ".join(
             f"{r}: {e:.2e}" for r, e in err.items())
             + f"; ||Lambda||_1 = {l1:.4f} < 1+m/(2M) = {1 + m / (2 * M):.4f} (Asm. 8, used by "

@@ -1,8 +1,9 @@
-"""Computable parts of Thm 4 / Thm 21 of paper 002 (generalization), spec relfair §8f, and
+"""Computable parts of Thm 4 / Thm 21 of paper 002 (generalization), specs/relfair.md §8f, and
 Lemma 8 (the convexity constant behind Thm 3).
 
-Thm 4's complexity term scales with sqrt(s(Lambda_phi)); s = n ||w||^2 exactly (§8b), so at
-alpha = 0.2 it is sqrt 5 = 2.236 for phi = 0 and sqrt 8.125 = 2.850 for phi = 0.2 (27% larger).
+Thm 4's complexity term scales with sqrt(s(Lambda_phi)); s = n ||w||^2 exactly
+(specs/relfair.md §8b), so at alpha = 0.2 it is sqrt 5 = 2.236 for phi = 0 and
+sqrt 8.125 = 2.850 for phi = 0.2 (27% larger).
 ``max_{lambda in Lambda} ||lambda - 1/n||_1 = ||w - 1/n||_1`` (a convex function is maximized at a
 vertex, and every vertex is a permutation of w). Covering numbers: App. I bounds
 N(Lambda, ||.||_1, eps) by N(Delta^{n-1}, ||.||_1, 2(n-1) eps/(n ||w - 1/n||_1)) and we state the
@@ -25,7 +26,8 @@ from theory.result import CheckResult
 TOL = 1e-12
 
 
-@register("relfair.generalization_terms", paper="002 relfair",
+@register("relfair.thm4_generalization_terms", paper="002 relfair",
+          seed_name="relfair.generalization_terms",
           claim="Thm 4's computable terms: sqrt s(Lambda_phi) and max ||lambda - 1/n||_1")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -45,7 +47,7 @@ def check(seed: int, size: str) -> CheckResult:
         log_cover = 99 * np.log1p(2 / eps_simplex)
         rows[phi] = {"sqrt_s": float(np.sqrt(s)), "max_l1_dev": dev,
                      "log_covering_eps0.1": float(log_cover)}
-    # spec values: sqrt 5 and sqrt 8.125, ratio 1.2748
+    # specs/relfair.md §8f values: sqrt 5 and sqrt 8.125, ratio 1.2748
     margins += [1e-12 - abs(rows[0.0]["sqrt_s"] - np.sqrt(5.0)),
                 1e-12 - abs(rows[0.2]["sqrt_s"] - np.sqrt(8.125))]
     # Lemma 8 on random lambda in Lambda and the attaining x
@@ -61,7 +63,7 @@ def check(seed: int, size: str) -> CheckResult:
     worst = float(min(margins))
     ratio = rows[0.2]["sqrt_s"] / rows[0.0]["sqrt_s"]
     return CheckResult(
-        name="relfair.generalization_terms",
+        name="relfair.thm4_generalization_terms",
         claim=("n=100, alpha=0.2: sqrt s(Lambda_phi) = " + ", ".join(
             f"{p}: {r['sqrt_s']:.4f}" for p, r in rows.items())
             + f" (phi=0.2 is {100 * (ratio - 1):.1f}% above phi=0); max ||lambda - 1/n||_1 = "

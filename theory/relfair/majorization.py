@@ -1,4 +1,4 @@
-"""Prop. 9 of paper 002 (majorization bounds of R_{A,B}; display after (5)), spec relfair §8a.
+"""Prop. 9 of paper 002 (majorization bounds of R_{A,B}; display after (5)), specs/relfair.md §8a.
 
     phi + (F_A - phi F_B)/C_b  <=  R_{A,B} = F_A/F_B  <=  phi + (F_A - phi F_B)/C'_b,
     C_b = max F_B, C'_b = min F_B > 0.
@@ -37,7 +37,8 @@ def counterexample() -> dict:
             "upper_violated": bool(np.any(hi < f / g - TOL))}
 
 
-@register("relfair.majorization_bounds", paper="002 relfair",
+@register("relfair.prop9_majorization_bounds", paper="002 relfair",
+          seed_name="relfair.majorization_bounds",
           claim="Prop. 9 holds for capped simplices (F_A >= phi F_B) and fails without it")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -87,13 +88,13 @@ def check(seed: int, size: str) -> CheckResult:
     ok_ce = ce["lower_violated"] and ce["upper_violated"]
     margin = min(worst, mono)
     return CheckResult(
-        name="relfair.majorization_bounds",
+        name="relfair.prop9_majorization_bounds",
         claim=("Prop. 9 bounds hold on all capped-simplex instances and are monotone in phi; "
                "they need F_A >= phi F_B: counterexample A={e1}, B={e2}, (f,g)=(1,10),(1,5), "
                f"phi=0.5 gives R={ce['R']}, lower={ce['lower']} (> R), upper={ce['upper']} (< R)"),
         paper="002 relfair", equation="display after (5); Prop. 9 (App. D)",
         instances=instances, worst_margin=float(margin if ok_ce else -1.0),
-        ground_truth={"solver": "closed form (sorted CVaR formulas, spec §1.6)"},
+        ground_truth={"solver": "closed form (sorted CVaR formulas, specs/relfair.md §1.6)"},
         passed=bool(margin >= 0 and ok_ce),
         closest={**closest, **{f"non-extremal {k}": v for k, v in strict.items()}},
         details={"min bound margin": worst - TOL, "min monotonicity margin": mono - TOL,

@@ -1,9 +1,9 @@
 """Thms 1-2 of paper 002: R_{A,B}(theta*_phi) is non-increasing (strictly decreasing under
-Asm. 2) in phi (spec relfair §8c), on random strongly convex quadratics with cvxpy ground truth.
+Asm. 2) in phi (specs/relfair.md §8c), on random strongly convex quadratics with cvxpy ground truth.
 
 n = 20 clients, d = 5, eigenvalues in [1, 3] (so phi < m/M = 1/3 keeps (8) convex),
 ``c_i ~ N(0, 4 I)``, ``e_i ~ U[0.5, 2]``, A = B = Delta_0.2, phi in {0, 0.05, ..., 0.30}.
-theta*_phi from ``theory.relfair.quadratics.exact_saddle``; its duality gap bounds the error.
+theta*_phi from ``repro.relfair.instances.exact_saddle``; its duality gap bounds the error.
 Thm 1: ``R(phi') <= R(phi) + tol`` for phi < phi' with tol = 1e-4 (20x the R error measured
 against dual solutions polished by projected gradient ascent, ~5e-6; certificate gaps <= 1e-4
 are required); Thm 2: every decrement exceeds tol (the minimum is reported). Negative control:
@@ -28,7 +28,8 @@ TOL_R = 1e-4
 TOL_GAP = 1e-4
 
 
-@register("relfair.monotonicity", paper="002 relfair",
+@register("relfair.thm1_2_monotonicity", paper="002 relfair",
+          seed_name="relfair.monotonicity",
           claim="R_{A,B}(theta*_phi) decreases in phi (Thms 1-2)")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -61,7 +62,7 @@ def check(seed: int, size: str) -> CheckResult:
     margins.append(1e-12 - abs(r_same - 1.0))
     worst = float(min(margins))
     return CheckResult(
-        name="relfair.monotonicity",
+        name="relfair.thm1_2_monotonicity",
         claim=(f"R(theta*_phi) over phi={[float(p) for p in phis]}: {curves}; min decrement "
                f"{min(decrements):.2e}; identical clients give R = {r_same:.12f}"),
         paper="002 relfair", equation="Thm 1, Thm 2 (§4), App. E", instances=len(phis) * seeds + 1,

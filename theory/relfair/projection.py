@@ -1,14 +1,14 @@
-"""Checks of the dual step of Scaff-PD-IA: the exact permutohedron projection (spec relfair
-§1.6, §2.3) against cvxpy/Clarabel and its closed-form optimality conditions.
+"""Checks of the dual step of Scaff-PD-IA: the exact permutohedron projection
+(specs/relfair.md §1.6, §2.3) against cvxpy/Clarabel and its closed-form optimality conditions.
 
 For A = Delta_alpha, B = Delta_beta the dual step of Alg. 1 (line 9) is
 ``argmin_{(a,b) in A x B} ||(a - phi b)/(1 - phi) - z||^2`` in lambda = (a - phi b)/(1 - phi);
 ``repro.core.projections.permutohedron_projection(z, w)`` returns it in O(n log n). Criteria:
 
 1. objective ``0.5 ||x - z||^2`` within ``1e-7 (1 + f_cvx)`` of Clarabel's (tolerances 1e-10);
-2. ``||x - x_cvx||_inf <= 1e-4 (1 + ||z||_inf)``: lambda is unique (§2.3), but interior-point
-   argmins are good to ~1e-5 only (measured up to 1.25e-5 at n = 100), the foundation's
-   projection-check convention;
+2. ``||x - x_cvx||_inf <= 1e-4 (1 + ||z||_inf)``: lambda is unique (specs/relfair.md §2.3), but
+   interior-point argmins are good to ~1e-5 only (measured up to 1.25e-5 at n = 100), the
+   foundation's projection-check convention;
 3. optimality certificate to 1e-10 (closed form, no solver): ``x in P(w)`` (sorted partial sums
    of x at most those of w, equal totals) and ``h(z - x) - <z - x, x> = 0`` where
    ``h(s) = sum_i w_(i) s_(i)`` is the support function of P(w) -- equivalent to the variational
@@ -61,7 +61,8 @@ def _instances(rng: np.random.Generator, count: int) -> list[tuple]:
     return out
 
 
-@register("relfair.dual_step_projection", paper="002 relfair",
+@register("relfair.alg1_dual_step_projection", paper="002 relfair",
+          seed_name="relfair.dual_step_projection",
           claim="the permutohedron projection is the exact dual step of Alg. 1 (line 9)")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -86,9 +87,10 @@ def check(seed: int, size: str) -> CheckResult:
             worst, worst_inst = margin, {"n": amb.n, "alpha": amb.alpha, "beta": amb.beta,
                                          "phi": amb.phi}
     return CheckResult(
-        name="relfair.dual_step_projection",
+        name="relfair.alg1_dual_step_projection",
         claim="Proj_{Lambda_phi}(z) by sort + isotonic regression equals the QP over A x B",
-        paper="002 relfair", equation="Alg. 1 line 9; spec §1.6, §2.3", instances=len(insts),
+        paper="002 relfair", equation="Alg. 1 line 9; specs/relfair.md §1.6, §2.3",
+        instances=len(insts),
         worst_margin=float(worst),
         ground_truth={"solver": "CLARABEL", "cvxpy_version": cp.__version__,
                       "settings": CLARABEL, "statuses": dict(statuses)},

@@ -1,4 +1,4 @@
-"""Prop. 5 of paper 002 (skewness of Lambda_phi), spec relfair §0 item 2 and §8b.
+"""Prop. 5 of paper 002 (skewness of Lambda_phi), specs/relfair.md §0 item 2 and §8b.
 
 ``s(lambda) = n sum_i (lambda_i - 1/n)^2 + 1 = n ||lambda||^2`` (since sum lambda = 1), so
 ``s(Lambda) = n max_lambda ||lambda||^2`` is attained at a vertex, a permutation of w:
@@ -10,9 +10,10 @@ plus ``2 alpha - 1``: wrong by the constant ``1 - 2 alpha`` (not O(1/n)) except 
 
 Checks: (1) identity s(lambda) = n ||lambda||^2 on random points of Lambda; (2) n||w||^2 equals
 the brute-force max over all vertex pairs (a, b) of Delta_alpha x Delta_beta for n <= 8
-(spec values 6.755858, 2.928571, 20.0, 1.539966); (3) the closed form for alpha <= 1/2 and for
-alpha > 1/2 at integer alpha n, n in {10, ..., 10000}; (4) printed - exact = 2 alpha - 1 at
-alpha <= 1/2 (the erratum), and n |s_n - s_inf| bounded for non-integer alpha n.
+(specs/relfair.md §8b values 6.755858, 2.928571, 20.0, 1.539966); (3) the closed form for
+alpha <= 1/2 and for alpha > 1/2 at integer alpha n, n in {10, ..., 10000}; (4) printed - exact
+= 2 alpha - 1 at alpha <= 1/2 (the erratum), and n |s_n - s_inf| bounded for non-integer
+alpha n.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ TOL = 1e-10
 
 
 def exact_limit(alpha: float, phi: float) -> float:
-    """s_inf for A = B = Delta_alpha (spec §8b closed forms)."""
+    """s_inf for A = B = Delta_alpha (specs/relfair.md §8b closed forms)."""
     if alpha <= 0.5:
         return (1 + phi ** 2) / ((1 - phi) ** 2 * alpha)
     return ((1 - alpha) * (1 + phi ** 2) + (2 * alpha - 1) * (1 - phi) ** 2) / (
@@ -58,7 +59,8 @@ BRUTE_REFERENCE = {(6, 0.3, 0.3, 0.3): 6.755858, (7, 0.5, 0.5, 0.2): 2.928571,
                    (8, 0.25, 0.25, 0.5): 20.0, (6, 0.8, 0.8, 0.3): 1.539966}
 
 
-@register("relfair.skewness", paper="002 relfair",
+@register("relfair.prop5_skewness", paper="002 relfair",
+          seed_name="relfair.skewness",
           claim="s(Lambda_phi) = n||w||^2; Prop. 5 is off by 1 - 2 alpha")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -72,7 +74,7 @@ def check(seed: int, size: str) -> CheckResult:
             s = n * np.sum((lam - 1 / n) ** 2) + 1
             margins.append(TOL - abs(s - n * lam @ lam) / (1 + s))
             inst += 1
-    # (2) brute force over vertex pairs (n <= 8); the spec's set-ups use A = B
+    # (2) brute force over vertex pairs (n <= 8); specs/relfair.md §8b's set-ups use A = B
     brute = {}
     for (n, al, be, phi), ref in BRUTE_REFERENCE.items():
         exact = RelativeAmbiguitySet(n, al, be, phi).skewness
@@ -114,7 +116,7 @@ def check(seed: int, size: str) -> CheckResult:
     rows = "; ".join(f"alpha={a},phi={p}: exact {e:.4f}, Prop.5 {q:.4f}" for a, p, e, q, _ in
                      table if p == 0.2)
     return CheckResult(
-        name="relfair.skewness",
+        name="relfair.prop5_skewness",
         claim=("s(Lambda_phi(Delta_a,Delta_a)) = n||w||^2 = (1+phi^2)/((1-phi)^2 alpha) for "
                "alpha <= 1/2; the printed Prop. 5 equals that + (2 alpha - 1), i.e. it is "
                "too small "

@@ -57,7 +57,7 @@ READINGS = (
             overrides={"local_work": "epochs"}, applies_to=_not_safl, primary=True),
     Reading("steps", "J = 5 local SGD steps of B = 32 (Alg. 2's j = 1..J read as minibatch "
             "steps; the package's reading before issue #15)",
-            basis=f"{PAPER} Alg. 2 (\"for j = 1, ..., J\") and spec relfair A1",
+            basis=f"{PAPER} Alg. 2 (\"for j = 1, ..., J\") and specs/relfair.md A1",
             spec="relfair A1"),
     Reading("summed-loss", "as `epochs`, with R_AB and Gini of the per-client validation losses "
             "summed over samples (the paper never says mean; its Penguins losses are sums)",

@@ -1,10 +1,17 @@
-"""One Table 1 run: a task, a method and a seed (spec relfair §3.0, §5).
+"""One Table 1 run: a task, a method and a seed (specs/relfair.md §3.0, §5).
 
 Randomness shared by the six methods of one seed -- the subset, the client partition, the
 train/validation split and theta^0 -- comes from a context whose identity omits the method
-(spec §3.0: "same partition per seed across methods", A15); the training stream (minibatches,
-dropout masks, DRFA's snapshot index) is a named stream of the same context keyed by method.
-So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal configs.
+(specs/relfair.md §3.0: "same partition per seed across methods", A15); the training stream
+(minibatches, dropout masks, DRFA's snapshot index) is a named stream of the same context keyed
+by method. So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal configs.
+
+This context is the engine's ``RunContext`` under the fixed experiment name
+``"relfair.clients"`` and the identity (task, seed, n_clients, subset), shared by
+``relfair.table1``, ``relfair.fig4`` and ``relfair.ablation_server_step``; it is not
+``ctx.rng(..., shared_over=("method",))``, whose seed depends on the experiment's name and on
+every other config field (rounds, local_work, tau, ...), so that mechanism would change the
+streams, hence the numbers.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from repro.relfair.models import init_params
 
 __all__ = ["SCALES", "run_training", "shared_context"]
 
-# spec §3.0 (paper) and §10 (smoke)
+# specs/relfair.md §3.0 (paper) and §10 (smoke)
 SCALES = {
     "smoke": {"n_clients": 20, "subset": 4000, "rounds": 10, "local_steps": 2, "batch": 16,
               "eval_every": 5},

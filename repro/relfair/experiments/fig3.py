@@ -42,6 +42,7 @@ register(Experiment(
     cost={"smoke": "1 s", "paper": "5 min"}, data=(("penguins", "penguins.csv"),),
     claims=(Claim("R(theta*_phi) is non-increasing in phi (Thm. 1)", "§4.3, Fig. 3",
                   claims.fig3_monotone),
-            Claim("grid and continuous solutions equal spec §4.3's verified values (R to 1e-4)",
-                  "spec relfair §4.3", claims.fig3_reference)),
+            Claim("grid and continuous solutions equal specs/relfair.md §4.3's verified values "
+                  "(R to 1e-4)",
+                  "specs/relfair.md §4.3", claims.fig3_reference)),
 ))
