@@ -1,4 +1,5 @@
-"""``make bench`` for Fair VFL: one round, vectorized vs the per-sample loop oracle (spec §12).
+"""``make bench`` for Fair VFL: one round, vectorized vs the per-sample loop oracle
+(specs/fairvfl.md §12).
 
 The oracle blocks compute ``u_k = X^k theta_k`` and ``(X^k)^T nu`` one sample at a time (the
 same sums as the tests' equality oracle); the protocol around them is identical. Also reported:

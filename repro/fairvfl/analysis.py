@@ -1,4 +1,4 @@
-"""Quantities of the Fair VFL analysis (spec ``fairvfl.md`` §10), for the theory checks.
+"""Quantities of the Fair VFL analysis (specs/fairvfl.md §10), for the theory checks.
 
 - ``smoothness_constants``: L_L, L_D, G_D, L_12 of Assumption 2 computable from data (§10.2);
 - ``iota``: the Lemma 1 coefficient ``iota_t = eta - (L+1)/2 - L^2 (KQ+2)(KQ-1)/4``;

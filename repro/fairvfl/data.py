@@ -1,6 +1,6 @@
 """Datasets of the Fair VFL papers: preprocessing, splits and the K = 6 party assignment.
 
-Spec ``fairvfl.md`` §5. Every table is built from the raw upstream files through the core
+specs/fairvfl.md §5. Every table is built from the raw upstream files through the core
 loaders, then:
 
 - labels ``y in {-1, +1}`` with ``y = +1`` the papers' *protected class* (§11 A12), so that

@@ -44,7 +44,7 @@ class Diagnostic:
 
 def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
     """Accuracy (%) of the classifier that predicts the training split's majority label, on
-    the training and the test split of every run's split (spec §5), and their means."""
+    the training and the test split of every run's split (specs/fairvfl.md §5), and their means."""
     train, test = [], []
     for seed in seeds:
         sp = make_split(dataset, int(seed))
@@ -97,7 +97,8 @@ def dfpdfn_reading_counts(records, reported, stem: str = "fairvfl_journal_table1
 
     ``records``: objects with ``config`` and ``metrics`` (run records, ``ok`` ones only where
     the attribute exists). A row fits when the seed mean is within ``tolerance`` of the
-    printed value (spec §8: DFP/DFN +-0.05). Rows without records are counted as missing.
+    printed value (specs/fairvfl.md §8: DFP/DFN +-0.05). Rows without records are counted as
+    missing.
     Returns per reading ``{"fit": n, "rows": n_with_records, "by_dataset": {...}}`` and
     ``"missing"``."""
     recs = [r for r in records if getattr(r, "ok", True)]

@@ -1,4 +1,4 @@
-"""Test-split metrics of spec ``fairvfl.md`` §6 (fractions; experiments print percent).
+"""Test-split metrics of specs/fairvfl.md §6 (fractions; experiments print percent).
 
 One code path for deterministic models and randomized post-processors: a predictor is given by
 ``q_i = P(Y~_i = +1)`` (0/1 for a decision), the per-row loss used by the DEO (its expectation

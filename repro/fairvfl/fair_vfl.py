@@ -1,6 +1,6 @@
 """Fair VFL: asynchronous gradient coordinate-descent ascent, and FedBCD (lam = 0).
 
-Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); spec ``fairvfl.md`` §2.2-2.5. One round
+Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); specs/fairvfl.md §2.2-2.5. One round
 ``t -> t + 1`` (Gauss-Seidel order of [C](9)-(10) / [J](10)-(11), §11 A20):
 
 1. the server broadcasts ``(z^(t), lam^(t))`` to active parties and ``nu^(t) = w(lam^(t)) o(z^(t))``
@@ -43,7 +43,8 @@ class FairVFLParams:
     every party is a :class:`~repro.fairvfl.models.LinearBlock`; with any other block
     (``MLPBlock``) :class:`FairVFL` raises ``ValueError`` and asks for an explicit ``eta``:
     [J] §5.1 prints ``eta_t = 100`` for both models, but at that step our MLP stays at the
-    majority rate (spec §3.2, ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
+    majority rate (specs/fairvfl.md §3.2,
+    ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
     the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently."""
 
     eps: float = 0.01
@@ -236,6 +237,6 @@ def _primal_eta(params: FairVFLParams, blocks: list) -> float:
     name = type(blocks[other[0]]).__name__
     raise ValueError(
         f"eta must be given for blocks[{other[0]}] ({name}): [J] §5.1's eta_t = 100 is the "
-        f"linear model's step and leaves an MLPBlock at the majority rate (spec fairvfl §3.2, "
+        f"linear model's step and leaves an MLPBlock at the majority rate (specs/fairvfl.md §3.2, "
         f"docs/deviations.md#fairvfl-mlp-architecture-and-step-a15); the experiments use "
         f"FairVFLParams(eta=2.0)")

@@ -1,4 +1,4 @@
-"""One message type per arrow of one Fair VFL round (spec ``fairvfl.md`` §2.1).
+"""One message type per arrow of one Fair VFL round (specs/fairvfl.md §2.1).
 
 | step | direction                          | type              | content          |
 |------|------------------------------------|-------------------|------------------|

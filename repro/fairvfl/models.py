@@ -1,4 +1,4 @@
-"""Per-party model blocks ``g_k(theta_k; X^k)`` (spec ``fairvfl.md`` §3).
+"""Per-party model blocks ``g_k(theta_k; X^k)`` (specs/fairvfl.md §3).
 
 A block is bound to its party's feature matrix. It returns the contribution
 ``u_k = g_k(theta_k; X^k)`` (float64 numpy, what is uploaded) and the vector-Jacobian product

@@ -1,4 +1,4 @@
-"""The three roles of Fair VFL as separate objects (spec ``fairvfl.md`` §2.1-2.2).
+"""The three roles of Fair VFL as separate objects (specs/fairvfl.md §2.1-2.2).
 
 - ``Server`` ([C] Alg. 2, [J] Alg. 1): holds ``y, s, eps, beta, c_t`` and ``lam``; sums the
   uploads into ``z``, broadcasts, takes the projected dual step [C](9) / [J](10).

@@ -1,6 +1,7 @@
-"""The Fair VFL objective on the training data, written once and used by every party.
+"""The Fair VFL problem on the training data: objective, DEO constraint, Lagrangian and
+gradients ([C](1)-(8), [J](1)-(9), (12)), written once and used by every party.
 
-Spec ``fairvfl.md`` §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
+specs/fairvfl.md §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
 
 - logistic loss ``l(z, y) = log(1 + exp(-y z))`` and its derivative
   ``o_i = dl/dz_i = -y_i sigmoid(-y_i z_i)``;

@@ -1,4 +1,4 @@
-"""Fair VFL algorithm: message discipline, gradients, special cases of spec §2.3."""
+"""Fair VFL algorithm: message discipline, gradients, special cases of specs/fairvfl.md §2.3."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def test_masked_gradient_equals_autograd(model):
 
 
 def _centralized_gda(X, y, s, eta, beta, c, eps, rounds, fair=True):
-    """Plain full-gradient descent-ascent, [C](9)-(10) with Q = 1 (spec §2.3)."""
+    """Plain full-gradient descent-ascent, [C](9)-(10) with Q = 1 (specs/fairvfl.md §2.3)."""
     n = len(y)
     mu = 2 / n
     theta, lam = np.zeros(X.shape[1]), np.zeros(2)

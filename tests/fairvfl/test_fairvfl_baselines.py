@@ -1,4 +1,5 @@
-"""EO / CEO post-processing (spec §4.2-4.3): the LP against cvxpy/Clarabel, closed forms."""
+"""EO / CEO post-processing (specs/fairvfl.md §4.2-4.3): the LP against cvxpy/Clarabel, closed
+forms."""
 
 from __future__ import annotations
 

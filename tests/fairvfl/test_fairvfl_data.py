@@ -1,4 +1,4 @@
-"""Preprocessing of spec §5: counts, label/group orientation, splits, party blocks."""
+"""Preprocessing of specs/fairvfl.md §5: counts, label/group orientation, splits, party blocks."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from repro.fairvfl.eo import eo_program, solve_eo_program
 
 def test_adult_majority_rate_against_the_table_counts_and_j_eo():
     maj = majority_accuracy("adult", range(5))
-    # every split holds all 45,222 rows, 11,208 of them > 50K (spec §5.1): the majority label
-    # (<= 50K) is right on 34,014 rows whichever way the rows are split
+    # every split holds all 45,222 rows, 11,208 of them > 50K (specs/fairvfl.md §5.1): the
+    # majority label (<= 50K) is right on 34,014 rows whichever way the rows are split
     for tr, te in zip(maj["train_pct"], maj["test_pct"], strict=True):
         assert abs((40_000 * tr + 5_222 * te) / 45_222 - 100 * 34_014 / 45_222) <= 1e-9
     out = majority_vs_eo(load_reported(), ["adult"])["adult"]

@@ -87,8 +87,8 @@ def test_test_scores_check_parties_and_rows(inst):
 
 
 def test_mlp_without_an_explicit_step_raises(inst):
-    """Row 11: eta = 100 ([J] §5.1, the linear model's) does not train the MLP (spec §3.2,
-    A15); a FairVFLParams() with an MLPBlock must not silently use it."""
+    """Row 11: eta = 100 ([J] §5.1, the linear model's) does not train the MLP
+    (specs/fairvfl.md §3.2, A15); a FairVFLParams() with an MLPBlock must not silently use it."""
     X, y, s, blocks = inst
     gens = [torch.Generator().manual_seed(k) for k in range(len(blocks))]
     mlp = [MLPBlock(X[:, b], (4, 4)) for b in blocks]

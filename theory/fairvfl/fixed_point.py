@@ -1,4 +1,4 @@
-"""Fair VFL limit vs the exact KKT / fixed-point ground truth (spec ``fairvfl.md`` §10.6).
+"""Fair VFL limit vs the exact KKT / fixed-point ground truth (specs/fairvfl.md §10.6).
 
 For fixed ``lam`` with nonnegative weights ``w(lam)`` ([J](12)), ``f(., lam)`` is a strongly
 convex weighted logistic regression. The ground truth: ``theta_unc = argmin L``; if
@@ -53,7 +53,8 @@ def _cvxpy_inner(X, groups, lam, mu):
     return prob, th.value, k
 
 
-@register("fairvfl.fixed_point_kkt", paper="000/001 fairvfl",
+@register("fairvfl.theorem2_fixed_point_kkt", paper="000/001 fairvfl",
+          seed_name="fairvfl.fixed_point_kkt",
           claim="Fair VFL converges to the exact fixed point (KKT point for c = 0) for every Q")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -115,8 +116,9 @@ def check(seed: int, size: str) -> CheckResult:
                                                        - errs[k][0])})
     ok = worst >= 0 and set(statuses) == {"optimal"}
     return CheckResult(
-        name="fairvfl.fixed_point_kkt", claim="algorithm limit = exact fixed point",
-        paper="000/001 fairvfl", equation="[C](6)/(9)-(10), [J](7)/(10)-(11); spec §10.6",
+        name="fairvfl.theorem2_fixed_point_kkt", claim="algorithm limit = exact fixed point",
+        paper="000/001 fairvfl",
+        equation="[C](6)/(9)-(10), [J](7)/(10)-(11); specs/fairvfl.md §10.6",
         instances=len(rows), worst_margin=float(worst),
         ground_truth={"solver": "L-BFGS (gtol 1e-11) + brentq (xtol 1e-12), inner problem "
                                 "re-solved by cvxpy", "cvxpy_solver": "CLARABEL",

@@ -1,4 +1,4 @@
-"""Fair VFL Lemmas 1-3 checked along actual runs (spec ``fairvfl.md`` §10.3-10.5, §10.8).
+"""Fair VFL Lemmas 1-3 checked along actual runs (specs/fairvfl.md §10.3-10.5, §10.8).
 
 - Lemma 1 (primal progress, [J] App. A; [C] App. A): for every round
   ``f(theta^{t+1}, lam^t) - f(theta^t, lam^t) <= -iota_t sum_tau ||theta^{t,tau+1} -
@@ -256,7 +256,8 @@ def check_lemma3(seed: int, size: str) -> CheckResult:
                  "reading_A_fails": bool(results["A_beta_is_step/worst"] < 0)})
 
 
-@register("fairvfl.constants", paper=PAPER,
+@register("fairvfl.assumption2_constants", paper=PAPER,
+          seed_name="fairvfl.constants",
           claim="Assumption 2 constants from data bound the empirical local constants (§10.2)")
 def check_constants(seed: int, size: str) -> CheckResult:
     """Along a run, ``||grad L(a) - grad L(b)|| <= L_L ||a - b||``,
@@ -292,7 +293,7 @@ def check_constants(seed: int, size: str) -> CheckResult:
                       "G_D": max(ratios["G_D"], gd / const.G_D)}
             worst = min(worst, 1 - rl / const.L_L, 1 - rd / const.L_D, 1 - gd / const.G_D)
     return CheckResult(
-        name="fairvfl.constants", claim="data constants bound empirical ones",
+        name="fairvfl.assumption2_constants", claim="data constants bound empirical ones",
         paper=PAPER, equation="[C] §IV-D / [J] §4.4 Assumption 2", instances=n_inst,
         worst_margin=float(worst), ground_truth=CLOSED, passed=bool(worst >= 0),
         measured=max(ratios.values()), bound=1.0,

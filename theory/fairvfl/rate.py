@@ -1,4 +1,4 @@
-"""Fair VFL Theorem 2 ingredients on a theory-compliant run (spec ``fairvfl.md`` §10.7).
+"""Fair VFL Theorem 2 ingredients on a theory-compliant run (specs/fairvfl.md §10.7).
 
 Run: synthetic instance (§10.1), dual step s = 0.1 (beta_th = 1/s = 10, §11 A19),
 ``c_t = beta_th t^{-1/4} / 2``, ``eta_t`` = the Theorem 2 lower bound
@@ -14,9 +14,9 @@ and ``grad G~^t`` with ``f~_{t-1}`` in place of ``f``. Checked every round:
 - [C](20) = [J](26): ``||grad G~||^2 <= (eta_t^2 + 3 L_12^2) kappa(t) sum||dtheta||^2
   + 3 beta_th^2 ||lam^{t+1} - lam^t||^2 + 3 (c_{t-1} - c_t)^2 ||lam^t||^2``;
 - reported, not asserted: the slope of ``log min_{r<=t} ||grad G^r||`` against ``log t`` over
-  the last two decades. The spec expects about -1/4 at T = 10^5; at T = 2000 the slope is ~0
-  (the Theorem 2 eta_t ~ 10^3 sqrt(t) barely moves theta), and the T = 10^5 run did not fit
-  the session, so the O(delta^-4) rate itself is NOT verified here.
+  the last two decades. specs/fairvfl.md §10.7 expects about -1/4 at T = 10^5; at T = 2000 the
+  slope is ~0 (the Theorem 2 eta_t ~ 10^3 sqrt(t) barely moves theta), and the T = 10^5 run
+  did not fit the session, so the O(delta^-4) rate itself is NOT verified here.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def _proj_gap(lam, grad, s):
     return (lam - np.maximum(0.0, lam + s * grad)) / s
 
 
-@register("fairvfl.rate_gap_bounds", paper="000/001 fairvfl",
+@register("fairvfl.theorem2_rate_gap_bounds", paper="000/001 fairvfl",
+          seed_name="fairvfl.rate_gap_bounds",
           claim="Theorem 2 proof steps (19)/(20) [C] = (25)/(26) [J] hold along a "
                 "theory-compliant run (rate slope reported only)")
 def check(seed: int, size: str) -> CheckResult:
@@ -97,7 +98,7 @@ def check(seed: int, size: str) -> CheckResult:
     margins = {"(19)": float(worst19), "(20)": float(worst20)}
     worst = min(margins.values())
     return CheckResult(
-        name="fairvfl.rate_gap_bounds", claim="Theorem 2 steps (19)-(20), rate slope",
+        name="fairvfl.theorem2_rate_gap_bounds", claim="Theorem 2 steps (19)-(20), rate slope",
         paper="000/001 fairvfl", equation="[C](12),(19),(20) = [J](13),(25),(26)",
         instances=T, worst_margin=worst,
         ground_truth={"solver": "closed form (inequalities evaluated on the iterates)"},

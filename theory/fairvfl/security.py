@@ -1,4 +1,4 @@
-"""Security statements of Fair VFL (spec ``fairvfl.md`` §10.8 items 8-9, §10.9).
+"""Security statements of Fair VFL (specs/fairvfl.md §10.8 items 8-9, §10.9).
 
 - ``fairvfl.rotation_invariance`` ([C] Thm. 1, Def. 3): replacing ``X^k`` by ``X^k R_k``
   (``R_k`` orthogonal) leaves every uploaded message unchanged and maps
@@ -29,7 +29,8 @@ PAPER = "000/001 fairvfl"
 CLOSED = {"solver": "closed form (exact identities on the iterates)"}
 
 
-@register("fairvfl.rotation_invariance", paper=PAPER,
+@register("fairvfl.theorem1_rotation_invariance", paper=PAPER,
+          seed_name="fairvfl.rotation_invariance",
           claim="X^k -> X^k R_k gives identical messages and theta_k -> R_k^T theta_k")
 def check_rotation(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
@@ -56,7 +57,7 @@ def check_rotation(seed: int, size: str) -> CheckResult:
             rows.append({"roles": roles, "Q": Q, "max_rel_message_diff": msg_err,
                          "max_rel_theta_diff": th_err, "lam_T": a.server.lam.tolist()})
     return CheckResult(
-        name="fairvfl.rotation_invariance", claim="[C] Theorem 1 non-identifiability",
+        name="fairvfl.theorem1_rotation_invariance", claim="[C] Theorem 1 non-identifiability",
         paper=PAPER, equation="[C] §IV-C Thm. 1, Def. 3", instances=len(rows),
         worst_margin=float(worst), ground_truth=CLOSED, passed=bool(worst >= 0),
         details={"runs": rows, "tolerance": 1e-10})
@@ -73,7 +74,8 @@ def _weights(lam1, lam2, n, na, nb, group):
     return float(w[0] if group == "a" else w[na])
 
 
-@register("fairvfl.masked_weights_tuple", paper=PAPER,
+@register("fairvfl.theorem1_masked_weights_tuple", paper=PAPER,
+          seed_name="fairvfl.masked_weights_tuple",
           claim="[J] Thm. 1 printed tuple reproduces w_i only for sigma = lam2; corrected "
                 "family for every sigma >= 0")
 def check_tuple(seed: int, size: str) -> CheckResult:
@@ -99,7 +101,7 @@ def check_tuple(seed: int, size: str) -> CheckResult:
             printed_ok_at_lam2 += 1
     ok = worst_fixed >= 0 and printed_fails == n_inst and printed_ok_at_lam2 == n_inst
     return CheckResult(
-        name="fairvfl.masked_weights_tuple", claim="[J] Thm. 1 counterexample tuple",
+        name="fairvfl.theorem1_masked_weights_tuple", claim="[J] Thm. 1 counterexample tuple",
         paper=PAPER, equation="[J] §4.3 Thm. 1 proof, (12)", instances=n_inst,
         worst_margin=float(worst_fixed) if ok else -1.0, ground_truth=CLOSED, passed=bool(ok),
         details={"printed_tuple_fails_for_sigma_ne_lam2": printed_fails,
@@ -132,7 +134,8 @@ def _adjusted_rand(a: np.ndarray, b: np.ndarray) -> float:
     return float((s_ij - expected) / (0.5 * (s_a + s_b) - expected))
 
 
-@register("fairvfl.label_leak", paper=PAPER,
+@register("fairvfl.theorem1_label_leak", paper=PAPER,
+          seed_name="fairvfl.label_leak",
           claim="LIMITATION of [J] §4.3: passive parties recover labels (-sign nu) and the "
                 "groups (3-means of nu ratios); the check passes when the leak is confirmed")
 def check_leak(seed: int, size: str) -> CheckResult:
@@ -159,7 +162,7 @@ def check_leak(seed: int, size: str) -> CheckResult:
     ari = float(np.median(aris)) if aris else float("nan")
     ok = bool(accs) and min_acc == 1.0 and bool(aris) and ari > 0.9
     return CheckResult(
-        name="fairvfl.label_leak", claim="[J] §4.3 label/group privacy claim is false",
+        name="fairvfl.theorem1_label_leak", claim="[J] §4.3 label/group privacy claim is false",
         paper=PAPER, equation="[J](12), §4.3", instances=len(accs) + len(aris),
         worst_margin=float(min(min_acc - 1.0, ari - 0.9)) if ok else -1.0,
         ground_truth=CLOSED, passed=ok,

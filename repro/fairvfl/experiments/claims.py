@@ -1,4 +1,4 @@
-"""The qualitative claims of spec ``fairvfl.md`` §9 (and the smoke assertions of §12.3), each a
+"""The qualitative claims of specs/fairvfl.md §9 (and the smoke assertions of §12.3), each a
 function ``records -> (passed, measured text)`` for :class:`repro.engine.experiment.Claim`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tables and figures of the Fair VFL experiments from their records (spec §8-§9)."""
+"""Tables and figures of the Fair VFL experiments from their records (specs/fairvfl.md §8-§9)."""
 
 from __future__ import annotations
 

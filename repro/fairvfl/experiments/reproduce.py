@@ -1,4 +1,4 @@
-"""Map Fair VFL records to the rows of ``repro/reported/fairvfl_*.csv`` (spec §8).
+"""Map Fair VFL records to the rows of ``repro/reported/fairvfl_*.csv`` (specs/fairvfl.md §8).
 
 Tolerances (used only where the paper prints no std, or a std of 0): §8's suggestions,
 FedBCD/Fair VFL AC +-1.5 pt, FR and HM +-4 pt; EO/CEO AC +-3 pt, FR and HM +-8 pt; DFP/DFN
