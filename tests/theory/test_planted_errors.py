@@ -218,7 +218,7 @@ PLANTS = {
          lambda mp: mp.setattr(RelativeAmbiguitySet, "skewness", property(
              lambda self: float(self.n * np.sum(self.w ** 2)) + 2 * self.alpha - 1))),
     # ---- fairvfl
-    "fairvfl.fixed_point_kkt":
+    "fairvfl.theorem2_fixed_point_kkt":
         ("DEO without its 1/|N^s| in the server's dual step",
          lambda mp: mp.setattr(Server, "dual_step", _planted_deo_sum)),
     "fairvfl.lemma1_primal_progress":
@@ -233,20 +233,20 @@ PLANTS = {
         ("Lemma 3 with beta = the dual step as printed (not 1/step)",
          lambda mp: mp.setattr(FL, "_readings", lambda s: {"A_beta_is_step": s,
                                                            "B_beta_is_inverse_step": s})),
-    "fairvfl.constants":
+    "fairvfl.assumption2_constants":
         ("L_L without its 1/4 bound on the logistic curvature (half the true constant)",
          lambda mp: _wrap(mp, FL, "smoothness_constants", lambda f: lambda *a: dataclasses.replace(
              f(*a), L_L=f(*a).L_L / 2))),
-    "fairvfl.rate_gap_bounds":
+    "fairvfl.theorem2_rate_gap_bounds":
         ("kappa(t) counting a quarter of the round's local steps",
          lambda mp: _wrap(mp, FR.FairVFL, "step", _kappa_quartered)),
-    "fairvfl.rotation_invariance":
+    "fairvfl.theorem1_rotation_invariance":
         ("parties start from theta = 1 instead of 0 (not rotation-equivariant)",
          lambda mp: mp.setattr(LinearBlock, "init", lambda self, g=None: np.ones(self.dim))),
-    "fairvfl.masked_weights_tuple":
+    "fairvfl.theorem1_masked_weights_tuple":
         ("[J](12) weights without the 1/|N^s| (FairnessGroups.coef = 1 on N^a, -1 on N^b)",
          lambda mp: _wrap(mp, FairnessGroups, "from_labels", _coef_unnormalized)),
-    "fairvfl.label_leak":
+    "fairvfl.theorem1_label_leak":
         ("passive parties receive nu with a random sign mask (no leak to find)",
          lambda mp: _wrap(mp, Server, "broadcast_passive", _sign_masked_nu)),
     # ---- projections
