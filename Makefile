@@ -24,7 +24,7 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-	  $(PY) -m pytest -n $(JOBS) -q tests
+	  $(PY) -m pytest -n $(JOBS) --dist loadgroup -q tests
 
 theory: $(STAMP)
 	$(PY) -m theory --all
