@@ -9,7 +9,8 @@ import pytest
 from theory import registry
 
 CHECKS = ["constrfl.lemma_a2_resolvent_firm_nonexpansive",
-          "constrfl.theorem41_42_admm_linear_rate", "constrfl.theorem31_output", "constrfl.lemma31_bounded_iterates",
+          "constrfl.theorem41_42_admm_linear_rate", "constrfl.theorem31_output",
+          "constrfl.lemma31_bounded_iterates",
           "constrfl.theorem32_outer_complexity", "constrfl.lemma41_local_lipschitz",
           "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates",
           "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total"]
