@@ -1,4 +1,4 @@
-"""Adversarial domain-adaptation losses DANN, CDAN and MDD (spec §1.1, §1.2, §3.3).
+"""Adversarial domain-adaptation losses DANN, CDAN and MDD (specs/fedmm.md §1.1, §1.2, §3.3).
 
 For one client's minibatch B = S u T (S its source rows, T its target rows):
 

@@ -20,7 +20,7 @@ class Block:
     """One coordinate block of ``theta`` with its own step, penalty and gradient multiplier.
 
     ``eta`` is eta1 (omega blocks) or eta2 (psi blocks); ``mu`` is mu1 or mu2; ``scale`` is the
-    authors' code's per-block gradient multiplier s_b (1 in the paper form, spec §5).
+    authors' code's per-block gradient multiplier s_b (1 in the paper form, specs/fedmm.md §5).
     """
 
     name: str

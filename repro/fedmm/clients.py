@@ -33,7 +33,8 @@ class ClientData:
 
 
 def allocate_two_clients(n_source: int, n_target: int, p: float) -> tuple[ClientData, ClientData]:
-    """Spec §4.3: client 1 gets the first floor(p n_S) source and floor((1-p) n_T) target rows."""
+    """specs/fedmm.md §4.3: client 1 gets the first floor(p n_S) source and floor((1-p) n_T) target
+    rows."""
     check_range("p", p, low=0, high=1)
     ks, kt = int(np.floor(p * n_source)), int(np.floor((1 - p) * n_target))
     src, tgt = np.arange(n_source), np.arange(n_target)
@@ -51,7 +52,7 @@ def allocate_split_clients(n_source: int, n_target: int, n_src_clients: int,
 
 
 def code_evaluated_client(clients) -> int:
-    """Index of the client whose local model the authors' code evaluates (spec §6).
+    """Index of the client whose local model the authors' code evaluates (specs/fedmm.md §6).
 
     The code evaluates the session weights after a round: the LAST client's local model
     before the dual shift. Its runs use ``source_ratio=0, target_ratio=1``, so its client 1 is

@@ -30,9 +30,9 @@ Tensor = torch.Tensor
 class FedMMConfig:
     """FedMM hyperparameters: the blocks (eta_b, mu_b, s_b) and the eta3 base of (15).
 
-    ``eta3`` is the per-round base c with eta_3^t = c**t (t = 0, 1, ...; spec §10.13); the
+    ``eta3`` is the per-round base c with eta_3^t = c**t (t = 0, 1, ...; specs/fedmm.md §10.13); the
     paper uses 1/1.0005 (DANN), 1/1.0002 (CDAN), 1/1.0001 (MDD). ``eta3_constant`` uses c in
-    every round instead (the theory checks' "constant eta3", spec §9.2 T1/T3).
+    every round instead (the theory checks' "constant eta3", specs/fedmm.md §9.2 T1/T3).
     """
 
     blocks: tuple[Block, ...]

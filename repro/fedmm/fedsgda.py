@@ -14,7 +14,7 @@ Tensor = torch.Tensor
 
 def FedSGDA(config: BaselineConfig, theta0: Tensor, n_clients: int,
             oracle: PlayerGradient, backend: str = "vectorized") -> FedAvgGDA:
-    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; spec §2): one stochastic
+    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; specs/fedmm.md §2): one stochastic
     gradient per client at the global point, averaged by the server. Identical to FedAvgGDA with
     M = 1 and no prox."""
     return FedAvgGDA(BaselineConfig(config.blocks, prox=False), theta0, n_clients,

@@ -1,11 +1,11 @@
 """One federated DA training run: presets (specs/fedmm.md §5), the round loop, evaluation,
 checkpoints.
 
-The global model theta0 (after aggregation) is what is evaluated (spec §6); the accuracy of the
-source-holding client's local model theta_i^{t+1} (what the authors' code actually evaluates,
-``acc_code_client``) is logged as a secondary curve. A checkpoint (algorithm state, every
-random stream, curves) is written every ``checkpoint_every`` rounds and a rerun resumes from
-it bit for bit.
+The global model theta0 (after aggregation) is what is evaluated (specs/fedmm.md §6); the accuracy
+of the source-holding client's local model theta_i^{t+1} (what the authors' code actually evaluates,
+``acc_code_client``) is logged as a secondary curve. A checkpoint (algorithm state, every random
+stream, curves) is written every ``checkpoint_every`` rounds and a rerun resumes from it bit for
+bit.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ PRESETS = ("paper", "code")
 
 
 def blocks_for(net: DANet, task: str, preset: str) -> tuple[Block, Block]:
-    """omega and psi blocks of spec §5.
+    """omega and psi blocks of specs/fedmm.md §5.
 
     ``paper``: mu = 1; MNIST eta = 0.01 for both players; Office heads eta_omega = 0.01 (the
     frozen backbone has no parameters here), eta_psi = 0.04 / 0.1 / 0.1 (DANN / MDD / CDAN).
@@ -153,7 +153,7 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
 
 def summary_metrics(rounds: list[float], acc: list[float], tol_pp: float = 0.5) -> dict:
     """best accuracy, final (mean of the last 5 evaluations), R_conv (first evaluated round
-    with acc >= best - 0.5 pp, spec §6) and the argmax round."""
+    with acc >= best - 0.5 pp, specs/fedmm.md §6) and the argmax round."""
     a, r = np.asarray(acc), np.asarray(rounds)
     best = float(a.max())
     conv = float(r[np.argmax(a >= best - tol_pp / 100)])

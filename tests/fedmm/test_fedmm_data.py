@@ -1,4 +1,4 @@
-"""MNIST / MNIST-M construction (spec §4.1)."""
+"""MNIST / MNIST-M construction (specs/fedmm.md §4.1)."""
 
 from __future__ import annotations
 

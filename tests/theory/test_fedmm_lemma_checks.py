@@ -12,10 +12,10 @@ import torch
 from repro.fedmm.instances import QuadOracle, gen_Q
 from repro.fedmm.local_gda import LocalGDA
 from theory import registry
-from theory.fedmm.descent import descent_gaps, random_start
-from theory.fedmm.fixed_point import make_fedmm
+from theory.fedmm.lemma3_descent import descent_gaps, random_start
 from theory.fedmm.lemmas5_8 import lemma_sides
-from theory.fedmm.tolerance_gda import ToleranceGDA
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
+from theory.fedmm.theorem1_tolerance_gda import ToleranceGDA
 from theory.fedmm.trajectory import constants, phi, record, table3
 
 
@@ -28,7 +28,7 @@ def run():
 
 
 def _f(inst, w, p):
-    """Global f = mean_i f_i, written out (spec §9.1)."""
+    """Global f = mean_i f_i, written out (specs/fedmm.md §9.1)."""
     return np.mean([0.5 * w @ inst.A[i] @ w + w @ inst.B[i] @ p - 0.5 * p @ inst.C[i] @ p
                     + inst.a[i] @ w - inst.c[i] @ p for i in range(inst.n)])
 
@@ -192,8 +192,8 @@ def _run(name):
     return r
 
 
-def test_fedmm_t5_lemmas_hold_in_range_and_lemma6_fails_at_t1():
-    r = _run("fedmm.t5_lemmas5_8")
+def test_fedmm_lemmas5_8_hold_in_range_and_lemma6_fails_at_t1():
+    r = _run("fedmm.lemmas5_8")
     d = r.details
     for crit in ("lemma5_t_ge_1", "lemma6_t_ge_2", "lemma7_t_ge_1", "lemma8_t_ge_2"):
         assert d["runs_violating"][crit] == 0
@@ -203,8 +203,8 @@ def test_fedmm_t5_lemmas_hold_in_range_and_lemma6_fails_at_t1():
     assert d["runs"] == 9 and d["diverged"] == 0
 
 
-def test_fedmm_t6_descent_both_conventions():
-    r = _run("fedmm.t6_descent")
+def test_fedmm_lemma3_descent_both_conventions():
+    r = _run("fedmm.lemma3_descent")
     d = r.details
     assert d["runs"] == 6
     assert d["max_gap_over_T"]["literal"] < -1.0 and d["max_gap_over_T"]["aligned"] < -1.0
@@ -213,16 +213,16 @@ def test_fedmm_t6_descent_both_conventions():
     assert r.bound - r.measured == pytest.approx(-d["max_gap_over_T"]["aligned"], rel=1e-12)
 
 
-def test_fedmm_t7_tolerance_gda_slope():
-    r = _run("fedmm.t7_tolerance_gda")
+def test_fedmm_theorem1_tolerance_gda_slope():
+    r = _run("fedmm.theorem1_tolerance_gda")
     row = r.details["per_seed"]["seed 0"]
     assert row["slope"] >= 0.8 and row["exact_grad_phi_norm_T"] <= 1e-10
     assert row["local_contraction"] < 1 and row["rho_J"] < 1
     assert row["local_steps_round1_max"] == sorted(row["local_steps_round1_max"])
 
 
-def test_fedmm_t6_random_start_is_deterministic():
-    from theory.fedmm.descent import check
+def test_fedmm_lemma3_random_start_is_deterministic():
+    from theory.fedmm.lemma3_descent import check
 
     a, b = check(0, "small"), check(1, "small")  # the harness seed is unused: fixed streams
     assert json.dumps(a.to_dict(), allow_nan=False) == json.dumps(b.to_dict(), allow_nan=False)

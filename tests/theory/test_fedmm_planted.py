@@ -54,7 +54,7 @@ def plant_l12_no_coupling(mp):
 
 
 def plant_mu_range_constants(mp):
-    import theory.fedmm.mu_range as m
+    import theory.fedmm.appendix_a8_mu_range as m
 
     orig = m.constants
 
@@ -66,7 +66,7 @@ def plant_mu_range_constants(mp):
 
 
 def plant_residual_scaling(mp):
-    import theory.fedmm.inexact as m
+    import theory.fedmm.theorem1_inexact as m
 
     class Wrong(m.InexactLocalSolver):
         def __init__(self, inst, eps, rng):
@@ -76,17 +76,17 @@ def plant_residual_scaling(mp):
 
 
 PLANTS = {
-    "fedmm.t1_fixed_point": plant_dual_sign,
-    "fedmm.t2_drift": plant_dual_sign,
-    "fedmm.t3_propositions": plant_upload_no_inv_mu,
-    "fedmm.t4_lemma1": plant_l12_no_coupling,
-    "fedmm.t5_lemmas5_8": plant_dual_sign,
-    "fedmm.t6_descent": plant_dual_sign,
-    "fedmm.t7_inexact": plant_residual_scaling,
-    "fedmm.t7_tolerance_gda": plant_upload_no_inv_mu,
-    "fedmm.t8_mu_range": plant_mu_range_constants,
-    "fedmm.t9_eta3": plant_dual_sign,
-    "fedmm.t10_toy_dann": plant_dual_sign,
+    "fedmm.theorem1_remark_fixed_point": plant_dual_sign,
+    "fedmm.sec3_1_drift_bias": plant_dual_sign,
+    "fedmm.propositions1_4": plant_upload_no_inv_mu,
+    "fedmm.lemma1_gradient_bound": plant_l12_no_coupling,
+    "fedmm.lemmas5_8": plant_dual_sign,
+    "fedmm.lemma3_descent": plant_dual_sign,
+    "fedmm.theorem1_inexact": plant_residual_scaling,
+    "fedmm.theorem1_tolerance_gda": plant_upload_no_inv_mu,
+    "fedmm.appendix_a8_mu_range": plant_mu_range_constants,
+    "fedmm.sec4_eta3": plant_dual_sign,
+    "fedmm.theorem1_toy_dann": plant_dual_sign,
 }
 
 
@@ -111,5 +111,5 @@ def test_fedmm_check_fails_on_planted_error(name, monkeypatch):
     monkeypatch.undo()
     # unplanted, the checks pass: tests/theory/test_fedmm_*checks.py; T7 (i) and T9 here
     # (T10's ~20 s unplanted run is `python -m theory --only 'fedmm*' --size small`)
-    if name in ("fedmm.t7_inexact", "fedmm.t9_eta3"):
+    if name in ("fedmm.theorem1_inexact", "fedmm.sec4_eta3"):
         assert _run(name).passed

@@ -1,4 +1,5 @@
-"""FedMM theory checks T1-T3 at size "small" (N = 2, d1 = 3, d2 = 2)."""
+"""FedMM theory checks (specs/fedmm.md §9.2 T1-T4, T8, T10) at size "small"
+(N = 2, d1 = 3, d2 = 2)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ def _run(name):
     return r
 
 
-def test_fedmm_t1_fixed_point_is_the_global_saddle():
-    r = _run("fedmm.t1_fixed_point")
+def test_fedmm_theorem1_remark_fixed_point_is_the_global_saddle():
+    r = _run("fedmm.theorem1_remark_fixed_point")
     assert r.details["settled_runs"] >= 10
     assert r.details["contractions_not_settled"] == 0
     assert max(r.details["worst_errors"].values()) <= 1e-9
 
 
-def test_fedmm_t3_counterexamples_are_shown():
-    r = _run("fedmm.t3_propositions")
+def test_fedmm_propositions1_4_counterexamples_are_shown():
+    r = _run("fedmm.propositions1_4")
     m = r.details["margins"]
     for fam in ("Q", "NL"):  # affine and nonlinear (Newton-solved) instances
         assert m[f"{fam} prop34_fails_t0"] > 0.1  # Props 3/4 at t = 0: residual >> 1e-6
@@ -33,24 +34,24 @@ def test_fedmm_t3_counterexamples_are_shown():
     assert r.instances == 12
 
 
-def test_fedmm_t2_bias_grows_with_p():
-    r = _run("fedmm.t2_drift")
+def test_fedmm_sec3_1_drift_bias_grows_with_p():
+    r = _run("fedmm.sec3_1_drift_bias")
     e = r.details["relative_errors"]
     assert e["FedAvgGDA M=20 p=0.5"] <= 1e-9 < 1e-3 <= e["FedAvgGDA M=20 p=0.75"]
     assert e["FedAvgGDA M=20 p=0.75"] < e["FedAvgGDA M=20 p=1.0"]
     assert e["FedMM M=20 p=1.0"] <= 1e-9
 
 
-def test_fedmm_t4_lemma1_false_as_printed_true_index_corrected():
-    r = _run("fedmm.t4_lemma1")
+def test_fedmm_lemma1_false_as_printed_true_index_corrected():
+    r = _run("fedmm.lemma1_gradient_bound")
     assert r.details["nonlinear_runs"] >= 5  # (c) is checked where it is not Cauchy-Schwarz
     assert r.details["violations_literal_exact"] == r.details["runs"] > 0
     assert r.details["violations_literal_surrogate"] > 0
     assert max(g["c_index_corrected"] for g in r.details["max_gap_per_run"].values()) <= 1e-10
 
 
-def test_fedmm_t8_sufficient_mu_range_is_astronomical():
-    r = _run("fedmm.t8_mu_range")
+def test_fedmm_appendix_a8_sufficient_mu_range_is_astronomical():
+    r = _run("fedmm.appendix_a8_mu_range")
     assert r.verdict == "finding" and not r.applies  # not a pass: the theory does not apply
     assert "do not cover the experiments' mu = 1" in r.finding and r.bound > 1e14
     for row in r.details["per_instance"].values():
@@ -59,11 +60,17 @@ def test_fedmm_t8_sufficient_mu_range_is_astronomical():
         assert row["mu1_min"] > 1e14
 
 
-def test_fedmm_t10_one_pass_oracle_equals_weighted_analytic_gradients():
+def test_fedmm_toy_dann_one_pass_oracle_equals_weighted_analytic_gradients():
     import numpy as np
     import torch
 
-    from theory.fedmm.toy_dann import ToyOracle, analytic_grads, losses, make_data, mixed_grads
+    from theory.fedmm.theorem1_toy_dann import (
+        ToyOracle,
+        analytic_grads,
+        losses,
+        make_data,
+        mixed_grads,
+    )
 
     data = make_data(0)
     th = np.random.default_rng(3).standard_normal((2, 17))

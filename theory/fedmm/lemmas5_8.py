@@ -1,9 +1,10 @@
-"""T5 (spec §9.2, §9.3 item 4): Lemmas 5, 6, 7, 8 of App. A.5 with their explicit constants.
+"""T5 (specs/fedmm.md §9.2, §9.3 item 4): Lemmas 5, 6, 7, 8 of App. A.5 with their explicit
+constants.
 
 On FedMM-exact iterates of the Q instances (the runs of T4: mu1 = mu2 = mu in {1, 5, 50},
 60 rounds, zero initialisation; runs whose iterates diverge are excluded and counted), with the
 Table-3 quantities of :mod:`theory.fedmm.trajectory` (squared norms, ordered pairs) and the
-constants of spec §9.1:
+constants of specs/fedmm.md §9.1:
 
 * Lemma 5 (55), t >= 1:  eps_t <= 8 mu2/(N B) psi_bar_{t-1} + 2 mu2/(2 mu2 + B) eps_{t-1}
   + 8 mu2 kappa^2/B omega_tilde_t + 8 (mu2 + L22)^2/(N mu2 B) psi_bar_t
@@ -16,12 +17,12 @@ constants of spec §9.1:
 
 Why t >= 2 for Lemmas 6 and 8: their proofs use Props 3/4 ((40), (45)) at round t - 1, which
 fail at t - 1 = 0 because lambda^0 = beta^0 = 0 is not minus the gradient (T3). Lemma 6 at
-t = 1 is therefore reported (it can fail; the worst instance is kept as the counterexample),
-and so is Lemma 8 at t = 1. Why L = max(L_Phi, L_g) in Lemma 8: its proof (82)-(84) uses the
-per-client Danskin step grad Phi_i = grad_w f_i(w, psi*(w)) = g_i (false, spec §9.3 item 1),
-so the Lipschitz constant that the bound actually needs is that of g_i, L_g; Lemma 8 with the
-Hessian constant L_Phi alone is reported. Pass: lhs - rhs <= 1e-9 (1 + |rhs|) for every
-criterion at its stated range of t on every finite run.
+t = 1 is therefore reported (it can fail; the worst instance is kept as the counterexample), and so
+is Lemma 8 at t = 1. Why L = max(L_Phi, L_g) in Lemma 8: its proof (82)-(84) uses the per-client
+Danskin step grad Phi_i = grad_w f_i(w, psi*(w)) = g_i (false, specs/fedmm.md §9.3 item 1), so the
+Lipschitz constant that the bound actually needs is that of g_i, L_g; Lemma 8 with the Hessian
+constant L_Phi alone is reported. Pass: lhs - rhs <= 1e-9 (1 + |rhs|) for every criterion at its
+stated range of t on every finite run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.fedmm.instances import gen_Q
-from theory.fedmm.fixed_point import make_fedmm
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
 from theory.fedmm.trajectory import constants, record, table3
 from theory.registry import register
 from theory.result import CheckResult
@@ -95,7 +96,8 @@ def run_gaps(inst, mu: float, rounds: int) -> dict[str, dict] | None:
     return out
 
 
-@register("fedmm.t5_lemmas5_8", paper="004 fedmm",
+@register("fedmm.lemmas5_8", seed_name="fedmm.t5_lemmas5_8",
+          paper="004 fedmm",
           claim="Lemmas 5-8 (55), (66), (71), (80) hold with their explicit constants (Lemma 5, "
                 "7 from t = 1; Lemma 6, 8 from t = 2); Lemma 6 at t = 1 can fail")
 def check(seed: int, size: str) -> CheckResult:
@@ -128,12 +130,12 @@ def check(seed: int, size: str) -> CheckResult:
     counterexample = {c: worst[c] for c in ("lemma6_t_eq_1", "lemma8_t_eq_1",
                                             "lemma8_L_Phi_only_t_ge_2") if violations[c]}
     return CheckResult(
-        name="fedmm.t5_lemmas5_8", claim="Lemmas 5-8 of App. A.5 with explicit constants",
+        name="fedmm.lemmas5_8", claim="Lemmas 5-8 of App. A.5 with explicit constants",
         paper="004 fedmm", equation="Lemmas 5-8, (55), (66), (71), (80); Table 3",
         instances=runs, worst_margin=float(margin),
         ground_truth={"solver": "closed form", "psi_star": "(26) linear solve",
-                      "constants": "spec §9.1 (spectral norms / eigenvalues); Lemma 8 with "
-                                   "max(L_Phi, L_g)"},
+                      "constants": "specs/fedmm.md §9.1 (spectral norms / eigenvalues); "
+                                   "Lemma 8 with max(L_Phi, L_g)"},
         passed=bool(margin >= 0 and runs > 0),
         details={"relative_tolerance": REL, "margin": "1e-9 - max (lhs - rhs)/(1 + |rhs|)",
                  "margins": margins, "worst_per_criterion": worst,

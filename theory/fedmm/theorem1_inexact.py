@@ -1,4 +1,4 @@
-"""T7 (i) (spec §9.2): Theorem 1 + A.9 with inexact local solves, limsup (1/T) sum_t
+"""T7 (i) (specs/fedmm.md §9.2): Theorem 1 + A.9 with inexact local solves, limsup (1/T) sum_t
 ||grad Phi(omega0^t)||^2 <= (E4/E1) eps, i.e. the stationarity error scales linearly in eps.
 
 FedMM-inexact on Q instances (N = 4, d1 = 6, d2 = 4, mu = 5, eta3 = 1): each client's local
@@ -9,7 +9,7 @@ all eps the affine iteration makes G exactly proportional to eps and the slope e
 built-in identity). G(eps) = mean over t > T/2 of
 ||grad Phi(omega0^t)||^2, T = 400, eps in {1e-2, ..., 1e-10}. Pass: the OLS slope of log G on
 log eps lies in [0.9, 1.1] and max/min of G/eps <= 10, on every seed. Part (ii) of T7 (local
-GDA stopped at a tolerance) is :mod:`theory.fedmm.tolerance_gda`.
+GDA stopped at a tolerance) is :mod:`theory.fedmm.theorem1_tolerance_gda`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from repro.fedmm.instances import ExactLocalSolver, gen_Q
-from theory.fedmm.fixed_point import make_fedmm
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -56,7 +56,8 @@ def stationarity(inst, eps: float, seed: int, mu: float = 5.0, T: int = 400,
     return float(np.mean(vals))
 
 
-@register("fedmm.t7_inexact", paper="004 fedmm",
+@register("fedmm.theorem1_inexact", seed_name="fedmm.t7_inexact",
+          paper="004 fedmm",
           claim="with ||grad L_i||^2 = eps, the averaged ||grad Phi(omega0^t)||^2 is O(eps) "
                 "(linear in eps)")
 def check(seed: int, size: str) -> CheckResult:
@@ -71,7 +72,7 @@ def check(seed: int, size: str) -> CheckResult:
                              "slope": slope, "spread": spread}
         worst = min(worst, 0.1 - abs(slope - 1.0), 10.0 - spread)
     return CheckResult(
-        name="fedmm.t7_inexact", claim="stationarity error linear in the local inexactness",
+        name="fedmm.theorem1_inexact", claim="stationarity error linear in the local inexactness",
         paper="004 fedmm", equation="Theorem 1 (25), A.9", instances=len(rows) * len(EPSILONS),
         worst_margin=float(worst),
         ground_truth={"solver": "closed form", "grad_phi": "Abar w + Bbar psi*(w) + abar"},

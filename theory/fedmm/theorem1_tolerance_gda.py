@@ -1,4 +1,4 @@
-"""T7 (ii) (spec §9.2): Theorem 1 + A.9 with local GDA stopped at a gradient tolerance.
+"""T7 (ii) (specs/fedmm.md §9.2): Theorem 1 + A.9 with local GDA stopped at a gradient tolerance.
 
 Assumption 3/7 with (166): each client runs the local GDA (11)-(12) of Algorithm 3 from the
 broadcast point (omega_hat_i^0 = omega0^t, psi_hat_i^0 = psi0^t, lines 3-4) and stops as soon as
@@ -23,7 +23,7 @@ import torch
 
 from repro.core.validation import check_range
 from repro.fedmm.instances import QuadOracle, gen_Q
-from theory.fedmm.fixed_point import make_fedmm, round_map_radius
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm, round_map_radius
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -93,7 +93,8 @@ def exact_limit(inst, rounds: int) -> float:
     return float(np.linalg.norm(inst.grad_phi(alg.state.theta0.numpy()[:inst.d1])))
 
 
-@register("fedmm.t7_tolerance_gda", paper="004 fedmm",
+@register("fedmm.theorem1_tolerance_gda", seed_name="fedmm.t7_tolerance_gda",
+          paper="004 fedmm",
           claim="with local GDA stopped at ||grad L_i||^2 <= eps, the averaged ||grad Phi||^2 "
                 "decreases like eps (slope >= 0.8); eps = 0 reaches stationarity")
 def check(seed: int, size: str) -> CheckResult:
@@ -128,7 +129,7 @@ def check(seed: int, size: str) -> CheckResult:
             "local_steps_total": [int(np.sum(st)) for st in steps]}
     worst = min(margins.values())
     return CheckResult(
-        name="fedmm.t7_tolerance_gda",
+        name="fedmm.theorem1_tolerance_gda",
         claim="stationarity error O(eps) with tolerance-stopped local GDA",
         paper="004 fedmm", equation="Theorem 1 (25), A.9 (166)",
         instances=len(rows) * (len(epsilons) + 1), worst_margin=float(worst),

@@ -1,4 +1,5 @@
-"""T2 (spec §9.2): FedAvgGDA/FedProxGDA drift bias grows with the imbalance p; FedMM has none.
+"""T2 (specs/fedmm.md §9.2): FedAvgGDA/FedProxGDA drift bias grows with the imbalance p; FedMM has
+none.
 
 Paper 004, Fig. 2 and Sec. 3.1. On P(p) (two mixed quadratic clients whose global f does not
 depend on p), deterministic local GDA with M steps of size eta: (a) M = 1 (FedSGDA) reaches the
@@ -36,7 +37,8 @@ def run(inst, name: str, M: int, eta: float, mu: float, rounds: int) -> float:
     return rel_error(inst, alg)
 
 
-@register("fedmm.t2_drift", paper="004 fedmm",
+@register("fedmm.sec3_1_drift_bias", seed_name="fedmm.t2_drift",
+          paper="004 fedmm",
           claim="Local-GDA drift bias of FedAvgGDA grows with imbalance p; FedSGDA and FedMM "
                 "are unbiased")
 def check(seed: int, size: str) -> CheckResult:
@@ -69,7 +71,8 @@ def check(seed: int, size: str) -> CheckResult:
     }
     worst = min(margins.values())
     return CheckResult(
-        name="fedmm.t2_drift", claim="drift bias of FedAvgGDA grows with p; FedMM unbiased",
+        name="fedmm.sec3_1_drift_bias",
+        claim="drift bias of FedAvgGDA grows with p; FedMM unbiased",
         paper="004 fedmm", equation="Fig. 2, Sec. 3.1; Alg. 2 vs Alg. 3",
         instances=len(err), worst_margin=float(worst),
         ground_truth={"solver": "closed form", "saddle": "global KKT linear solve (P(p) has the "

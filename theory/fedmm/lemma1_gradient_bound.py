@@ -1,4 +1,4 @@
-"""T4 (spec §9.2, §9.3 item 1): Lemma 1 (22) and its per-client Danskin step.
+"""T4 (specs/fedmm.md §9.2, §9.3 item 1): Lemma 1 (22) and its per-client Danskin step.
 
 Lemma 1 claims ||grad_{omega_i} L^Phi_i(omega_i^t, omega0^t, lambda_i^t)|| <= L12 eps_i^t with
 eps_i^t = ||psi_i^t - psi*(omega_i^t)|| and L^Phi_i of (18). Its proof uses Danskin per client
@@ -30,7 +30,7 @@ import torch
 
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import NewtonLocalSolver, gen_NL
-from theory.fedmm.fixed_point import blocks_for
+from theory.fedmm.theorem1_remark_fixed_point import blocks_for
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -75,7 +75,8 @@ def lemma1_gaps(inst, mu: float, rounds: int) -> dict[str, float] | None:
     return gaps
 
 
-@register("fedmm.t4_lemma1", paper="004 fedmm",
+@register("fedmm.lemma1_gradient_bound", seed_name="fedmm.t4_lemma1",
+          paper="004 fedmm",
           claim="Lemma 1 (22) holds only index-corrected with the Danskin surrogate (checked "
                 "on a nonlinear coupling); as stated it is violated")
 def check(seed: int, size: str) -> CheckResult:
@@ -105,7 +106,7 @@ def check(seed: int, size: str) -> CheckResult:
                         closest = {"seed": s, "mu": mu, "gap_c": worst_c}
     margin = TOL - worst_c
     return CheckResult(
-        name="fedmm.t4_lemma1", claim="Lemma 1, index-corrected surrogate version",
+        name="fedmm.lemma1_gradient_bound", claim="Lemma 1, index-corrected surrogate version",
         paper="004 fedmm", equation="Lemma 1 (22), proof (52)-(53)", instances=n,
         worst_margin=float(margin),
         ground_truth={"solver": "closed form", "psi_star": "(26) linear solve (NL: with the "

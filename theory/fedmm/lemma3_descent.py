@@ -1,13 +1,14 @@
-"""T6 (spec §9.2, §9.3 item 7): Lemma 3 (24) / Lemma 16 (131), the descent of Phi(omega0^t).
+"""T6 (specs/fedmm.md §9.2, §9.3 item 7): Lemma 3 (24) / Lemma 16 (131), the descent of
+Phi(omega0^t).
 
 (131):  Phi(omega0^T) - Phi(omega0^0) <= - c1/N sum_i sum_t ||omega_i^{t+1} - omega_i^t||^2
         - mu1/4 sum_t ||omega0^{t+1} - omega0^t||^2 + c3/N sum_i sum_t ||psi_i^{t+1} -
         psi*(omega_i^{t+1})||^2,
 with c1 = (mu1^2 - 2 L_Phi mu1 - 4 L_Phi^2)/(2 mu1) and c3 = (3 mu1 + 16 L_Phi) L12^2/(mu1 L_Phi).
-(24) prints the last term with the UNSQUARED eps_i^t = ||psi_i^t - psi*(omega_i^t)||; the spec
-resolves it to the squared distances of (131) (its proof, Lemma 14 (125), has them squared); the
-unsquared (24) is reported. The sums are ambiguous (their terms are (t+1)-indexed but run to
-t = T, off by one); both conventions are checked:
+(24) prints the last term with the UNSQUARED eps_i^t = ||psi_i^t - psi*(omega_i^t)||; specs/fedmm.md
+§9.2 T6 resolves it to the squared distances of (131) (its proof, Lemma 14 (125), has them squared);
+the unsquared (24) is reported. The sums are ambiguous (their terms are (t+1)-indexed but run to t =
+T, off by one); both conventions are checked:
 
 * literal: sum_{t=1}^{T} of the (t+1)-terms as printed (needs the iterates up to T + 1);
 * aligned: increments over t = 0, ..., T-1 and eps_t over t = 1, ..., T (what a telescoping sum
@@ -15,13 +16,13 @@ t = T, off by one); both conventions are checked:
 
 FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I),
 psi0^0 ~ 3 N(0, I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0,
-lambda^0 = beta^0 = 0), mu1 = mu2 in {L_Phi, 4 L_Phi, 10 L_Phi} (L_Phi of spec §9.1, also in the
-constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on every
-finite run (diverging runs are counted and excluded). The slack is reported as the finding:
+lambda^0 = beta^0 = 0), mu1 = mu2 in {L_Phi, 4 L_Phi, 10 L_Phi} (L_Phi of specs/fedmm.md §9.1, also
+in the constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
+every finite run (diverging runs are counted and excluded). The slack is reported as the finding:
 ``measured`` = lhs and ``bound`` = rhs (aligned) at the (run, T) where the bound is closest,
-``looseness`` = actual decrease of Phi / guaranteed decrease -rhs there (inf when rhs >= 0,
-i.e. the bound guarantees nothing). Reported: the same with the constant
-max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs L_g, cf. T4/T5), and (24).
+``looseness`` = actual decrease of Phi / guaranteed decrease -rhs there (inf when rhs >= 0, i.e. the
+bound guarantees nothing). Reported: the same with the constant max(L_Phi, L_g) in c1, c3 (the
+proofs' per-client Danskin step needs L_g, cf. T4/T5), and (24).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 import torch
 
 from repro.fedmm.instances import gen_Q
-from theory.fedmm.fixed_point import make_fedmm, round_map_radius
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm, round_map_radius
 from theory.fedmm.trajectory import constants, phi, psi_star, record
 from theory.registry import register
 from theory.result import CheckResult
@@ -73,7 +74,8 @@ def random_start(alg, inst, rng: np.random.Generator) -> None:
     alg.state.local = theta.expand(inst.n, -1).clone()
 
 
-@register("fedmm.t6_descent", paper="004 fedmm",
+@register("fedmm.lemma3_descent", seed_name="fedmm.t6_descent",
+          paper="004 fedmm",
           claim="Lemma 3 (131): descent of Phi(omega0^t) with squared distances, both index "
                 "conventions, mu1 = mu2 in {1, 4, 10} L_Phi")
 def check(seed: int, size: str) -> CheckResult:
@@ -133,11 +135,11 @@ def check(seed: int, size: str) -> CheckResult:
                f"decrease at all) at {vacuous} of {points} (run, T) points: the inequality is "
                "far from tight here" if runs else None)
     return CheckResult(
-        name="fedmm.t6_descent", claim="Lemma 3 / Lemma 16, descent of Phi(omega0^t)",
+        name="fedmm.lemma3_descent", claim="Lemma 3 / Lemma 16, descent of Phi(omega0^t)",
         paper="004 fedmm", equation="Lemma 3 (24), Lemma 16 (131)", instances=runs,
         worst_margin=float(margin),
         ground_truth={"solver": "closed form", "phi": "(27) with psi* of (26)",
-                      "constants": "spec §9.1 L_Phi (Hessian of Phi_i), L12"},
+                      "constants": "specs/fedmm.md §9.1 L_Phi (Hessian of Phi_i), L12"},
         passed=bool(margin >= 0 and runs > 0),
         measured=tight.get("lhs"), bound=tight.get("rhs"), looseness=loose, closest=tight,
         finding=finding,

@@ -1,4 +1,4 @@
-"""T3 (spec §9.2): Propositions 1-4 of App. A.3 with exact local solves.
+"""T3 (specs/fedmm.md §9.2): Propositions 1-4 of App. A.3 with exact local solves.
 
 In the player form G_i = [grad_w f_i; -grad_psi f_i], d_i = [lambda_i; beta_i]:
 
@@ -15,11 +15,11 @@ omega-psi coupling, local solves by Newton's method to a residual of 1e-13, so t
 propositions hold only as far as the iterative solve does). A planted error in (13)-(16) (a
 flipped dual sign, a missing 1/mu) makes the check fail (tests/theory/test_fedmm_planted.py).
 
-Expected (spec §9.3 items 2 and 4): with eta3 = 1, (32), (36), (42), (47) hold for every t >= 0
-and (40)/(45) for t >= 1 but FAIL at t = 0 (lambda^0 = beta^0 = 0 is not -G_i(theta_i^0)); with
-a constant eta3 = 0.5, Props 1/2 fail from t = 2 on (checked at t = 2, 3; the residual decays
-as the iteration converges) ("eta3 = 1 w.l.o.g." is not w.l.o.g.). theta_i^0 := theta0^0 (the
-paper's initialisation of the local iterates).
+Expected (specs/fedmm.md §9.3 items 2 and 4): with eta3 = 1, (32), (36), (42), (47) hold for
+every t >= 0 and (40)/(45) for t >= 1 but FAIL at t = 0 (lambda^0 = beta^0 = 0 is not
+-G_i(theta_i^0)); with a constant eta3 = 0.5, Props 1/2 fail from t = 2 on (checked at t = 2, 3;
+the residual decays as the iteration converges) ("eta3 = 1 w.l.o.g." is not w.l.o.g.).
+theta_i^0 := theta0^0 (the paper's initialisation of the local iterates).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import torch
 
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import NewtonLocalSolver, gen_NL, gen_Q
-from theory.fedmm.fixed_point import blocks_for, make_fedmm
+from theory.fedmm.theorem1_remark_fixed_point import blocks_for, make_fedmm
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -68,7 +68,8 @@ def residuals(alg, G, mu: float, rounds: int) -> dict[str, list[float]]:
     return out
 
 
-@register("fedmm.t3_propositions", paper="004 fedmm",
+@register("fedmm.propositions1_4", seed_name="fedmm.t3_propositions",
+          paper="004 fedmm",
           claim="Props 1-4 (App. A.3) hold with exact local solves and eta3 = 1 (Props 3/4 "
                 "from t = 1 only); with eta3 = 0.5 Props 1/2 fail")
 def check(seed: int, size: str) -> CheckResult:
@@ -105,7 +106,7 @@ def check(seed: int, size: str) -> CheckResult:
     worst = min(margins.values())
     closest = min(margins, key=margins.get)
     return CheckResult(
-        name="fedmm.t3_propositions", claim="Props 1-4 with exact local solves",
+        name="fedmm.propositions1_4", claim="Props 1-4 with exact local solves",
         paper="004 fedmm", equation="App. A.3 (32), (36), (40), (42), (45), (47)",
         instances=len(seeds) * 4, worst_margin=float(worst),
         ground_truth={"solver": "closed form", "local": "Q: exact linear solve of each L_i's "

@@ -1,16 +1,15 @@
-"""T8 (spec §9.2, §9.3 item 9): the sufficient range of mu1, mu2 of App. A.8, (157)-(159).
+"""T8 (specs/fedmm.md §9.2, §9.3 item 9): the sufficient range of mu1, mu2 of App. A.8, (157)-(159).
 
 On the Q instances: l = max(L22/B, L12/B) (157, smallest admissible l); (158)
 max(64 L22 l, 64 L12 l) <= mu2 <= 64 l^2 B, which at that l is the single point
 mu2 = 64 l max(L12, L22); (159) mu1 >= max(L21 L12 l sqrt(24576/(B mu2)),
-L12 sqrt(512 N/1600), 4 L_Phi, 7 * 164092^2 l^4 kappa^4 L12^2 / L_Phi). Constants as in spec
-§9.1: L12 = L21 = max ||B_i||, L22 = max ||C_i||, B = min lambda_min(C_i), kappa = ||K||,
-K = Cbar^{-1} Bbar', L_Phi = max_i ||A_i + B_i K + K'B_i' - K'C_i K||. Report-only finding: the
-sufficient mu1 is astronomically larger than the mu = 1 of the experiments (and than the
-empirical stability range of T1). The verdict is a *finding* (``applies=False``): the
-theorem's conditions do not cover the experiments' mu; ``passed`` says whether that finding
-holds (mu1_min > 1 on every instance); ``measured`` is the mu used (1), ``bound`` the smallest
-sufficient mu1.
+L12 sqrt(512 N/1600), 4 L_Phi, 7 * 164092^2 l^4 kappa^4 L12^2 / L_Phi). Constants as in
+specs/fedmm.md §9.1: L12 = L21 = max ||B_i||, L22 = max ||C_i||, B = min lambda_min(C_i), kappa =
+||K||, K = Cbar^{-1} Bbar', L_Phi = max_i ||A_i + B_i K + K'B_i' - K'C_i K||. Report-only finding:
+the sufficient mu1 is astronomically larger than the mu = 1 of the experiments (and than the
+empirical stability range of T1). The verdict is a *finding* (``applies=False``): the theorem's
+conditions do not cover the experiments' mu; ``passed`` says whether that finding holds (mu1_min > 1
+on every instance); ``measured`` is the mu used (1), ``bound`` the smallest sufficient mu1.
 """
 
 from __future__ import annotations
@@ -43,7 +42,8 @@ def mu_range(c: dict[str, float]) -> dict[str, float]:
     return {"l": l, "mu2_low": mu2_lo, "mu2_high": mu2_hi, "mu1_min": float(mu1)}
 
 
-@register("fedmm.t8_mu_range", paper="004 fedmm",
+@register("fedmm.appendix_a8_mu_range", seed_name="fedmm.t8_mu_range",
+          paper="004 fedmm",
           claim="A.8's sufficient (mu1, mu2) range excludes the experiments' mu = 1")
 def check(seed: int, size: str) -> CheckResult:
     seeds = range(3)
@@ -59,7 +59,7 @@ def check(seed: int, size: str) -> CheckResult:
                f"A.8's sufficient range reaches down to mu1 = {lo['mu1_min']:.2g} <= 1 on "
                "some instance: it would cover the experiments' mu = 1")
     return CheckResult(
-        name="fedmm.t8_mu_range", claim="sufficient mu range of A.8 vs mu = 1",
+        name="fedmm.appendix_a8_mu_range", claim="sufficient mu range of A.8 vs mu = 1",
         paper="004 fedmm", equation="App. A.8 (157)-(159)", instances=len(rows),
         worst_margin=float(worst),
         ground_truth={"solver": "closed form", "constants": "spectral norms / eigenvalues of "

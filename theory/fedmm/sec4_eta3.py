@@ -1,12 +1,13 @@
-"""T9 (spec §9.2): "eta3 helps the convergence even when M_i is insufficient" (Sec. 4).
+"""T9 (specs/fedmm.md §9.2): "eta3 helps the convergence even when M_i is insufficient" (Sec. 4).
 
 FedMM with M local GDA steps (eta = 0.05, mu = 1) on Q instances, eta3^t in {1 (constant),
 1.0005^-t (the paper's DANN decay), 0.9^t (summable)}. Reported: for each (M, schedule) whether
 the run stays finite and its final relative error to the global saddle. Pass criterion: the
 paper's slow decay reaches relative error <= 1e-9 whenever eta3 = 1 does (it never loses what
 eta3 = 1 achieves), and eta3 = 1 is exact on at least one (M, seed) (otherwise the criterion
-would be vacuous: the check fails). The summable decay 0.9^t is expected to be biased (spec
-§1.4: once eta3^t -> 0 the upload (15) drops the dual and FedMM becomes FedProx-like).
+would be vacuous: the check fails). The summable decay 0.9^t is expected to be biased
+(specs/fedmm.md §1.4: once eta3^t -> 0 the upload (15) drops the dual and FedMM becomes
+FedProx-like).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.fedmm.instances import gen_Q
-from theory.fedmm.fixed_point import make_fedmm
+from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -35,7 +36,8 @@ def final_error(inst, M: int, base: float, constant: bool, rounds: int) -> float
     return float(np.linalg.norm(th - z) / max(1.0, np.linalg.norm(z)))
 
 
-@register("fedmm.t9_eta3", paper="004 fedmm",
+@register("fedmm.sec4_eta3", seed_name="fedmm.t9_eta3",
+          paper="004 fedmm",
           claim="the eta3 decay keeps FedMM exact wherever eta3 = 1 is (and may rescue small M)")
 def check(seed: int, size: str) -> CheckResult:
     small = size == "small"
@@ -55,7 +57,7 @@ def check(seed: int, size: str) -> CheckResult:
                 worst = min(worst, TOL - errs["1.0005^-t"])
     exact_const = sum(row["constant 1"] <= TOL for row in table.values())
     return CheckResult(
-        name="fedmm.t9_eta3", claim="eta3 decay vs eta3 = 1 with few local steps",
+        name="fedmm.sec4_eta3", claim="eta3 decay vs eta3 = 1 with few local steps",
         paper="004 fedmm", equation="Sec. 4 after (16); (15)", instances=len(table) * 3,
         worst_margin=float(worst) if np.isfinite(worst) else -np.inf,
         ground_truth={"solver": "closed form", "saddle": "global KKT linear solve"},

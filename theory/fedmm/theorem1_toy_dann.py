@@ -1,9 +1,9 @@
-"""T10 (spec §9.2): on a nonconvex toy federated DANN, FedMM reaches a stationary point of the
-GLOBAL objective where FedAvgGDA stalls (paper 004, Sec. 4 / Theorem 1 in practice).
+"""T10 (specs/fedmm.md §9.2): on a nonconvex toy federated DANN, FedMM reaches a stationary point of
+the GLOBAL objective where FedAvgGDA stalls (paper 004, Sec. 4 / Theorem 1 in practice).
 
-TDA instance of spec §9.1: 2-d source blobs x = (2y-1)(2, 0) + 0.7 N(0, I), n = 200; target the
-same rotated by 30 degrees and shifted by (0, 1.5). omega = (W 3x2, b, v, v0), features
-z = tanh(W x + b), label logit v'z + v0; psi = (u, u0), h = sigmoid(u'z + u0).
+TDA instance of specs/fedmm.md §9.1: 2-d source blobs x = (2y-1)(2, 0) + 0.7 N(0, I), n = 200;
+target the same rotated by 30 degrees and shifted by (0, 1.5). omega = (W 3x2, b, v, v0),
+features z = tanh(W x + b), label logit v'z + v0; psi = (u, u0), h = sigmoid(u'z + u0).
 f_S = BCE + nu mean_S log h - rho/2 ||psi||^2 + rho_w/2 ||omega||^2,
 f_T = nu mean_T log(1 - h) - rho/2 ||psi||^2 + rho_w/2 ||omega||^2 (nu = 1, rho = 0.1,
 rho_w = 0.01); clients f_1 = p f_S + (1-p) f_T, f_2 = (1-p) f_S + p f_T; global f = (f_S+f_T)/2.
@@ -169,7 +169,8 @@ def run(data, p: float, name: str, M: int, rounds: int, seed: int):
     return global_grad_norm(th, data), target_accuracy(th, data)
 
 
-@register("fedmm.t10_toy_dann", paper="004 fedmm",
+@register("fedmm.theorem1_toy_dann", seed_name="fedmm.t10_toy_dann",
+          paper="004 fedmm",
           claim="FedMM reaches a stationary point of the global toy-DANN objective for every "
                 "imbalance p; FedAvgGDA stalls at p = 1")
 def check(seed: int, size: str) -> CheckResult:
@@ -197,7 +198,7 @@ def check(seed: int, size: str) -> CheckResult:
                "analytic_gradient_vs_autograd": 1e-12 - grad_err}
     worst = min(margins.values())
     return CheckResult(
-        name="fedmm.t10_toy_dann", claim="FedMM stationary on toy DANN, FedAvgGDA stalls",
+        name="fedmm.theorem1_toy_dann", claim="FedMM stationary on toy DANN, FedAvgGDA stalls",
         paper="004 fedmm", equation="Sec. 4; Theorem 1 (eps = 0)", instances=len(res),
         worst_margin=float(worst),
         ground_truth={"solver": "autograd", "quantity": "||grad f(omega0, psi0)|| of the global "

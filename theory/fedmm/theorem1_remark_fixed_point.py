@@ -1,4 +1,4 @@
-"""T1 (spec §9.2): a FedMM fixed point is a stationary (saddle) point of the GLOBAL f.
+"""T1 (specs/fedmm.md §9.2): a FedMM fixed point is a stationary (saddle) point of the GLOBAL f.
 
 Paper 004, Sec. 4 (consensus reformulation (5)-(10)) and the remark after Theorem 1 with
 eps = 0. At a fixed point of (13)-(16) with constant eta3 > 0: omega_i = omega0, psi_i = psi0,
@@ -83,7 +83,8 @@ def errors(alg: FedMM, inst) -> dict[str, float]:
     }
 
 
-@register("fedmm.t1_fixed_point", paper="004 fedmm",
+@register("fedmm.theorem1_remark_fixed_point", seed_name="fedmm.t1_fixed_point",
+          paper="004 fedmm",
           claim="A FedMM fixed point (constant eta3) is a saddle point of the global f, exact "
                 "or M-step GDA local solves")
 def check(seed: int, size: str) -> CheckResult:
@@ -125,7 +126,7 @@ def check(seed: int, size: str) -> CheckResult:
                             if TOL - v < worst:
                                 worst, worst_case = TOL - v, (s, N, mu, solver, M, e3, rho)
     return CheckResult(
-        name="fedmm.t1_fixed_point", claim="FedMM fixed point = global saddle point",
+        name="fedmm.theorem1_remark_fixed_point", claim="FedMM fixed point = global saddle point",
         paper="004 fedmm", equation="Sec. 4, (5)-(16); remark after Thm 1 (eps = 0)",
         instances=n, worst_margin=float(worst),
         ground_truth={"solver": "closed form", "saddle": "linear solve of the global KKT "
