@@ -14,7 +14,7 @@ from repro.fedmm.fedsgda import FedSGDA
 from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
 from repro.fedmm.local_gda import LocalGDA
 from repro.fedmm.messages import Broadcast, Upload, message_fields
-from repro.fedmm.methods import build
+from repro.fedmm.methods import ALGORITHMS, METHODS, build
 
 F64 = torch.float64
 
@@ -218,3 +218,25 @@ def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
                  local_steps=1).state.theta0.dtype == torch.float32
     with pytest.raises(ValueError, match="theta0 must be a real vector"):
         build("FedMM", blocks, np.array(["a"] * 5), QuadOracle(inst), local_steps=1)
+
+
+def test_methods_table_builds_each_algorithm_as_its_own_constructor():
+    """methods.METHODS is the one name -> factory table; each entry gives the same iterates as
+    the algorithm's own class with a LocalGDA (FedSGDA: one local step whatever M)."""
+    inst = gen_Q(1, N=3, d1=3, d2=2)
+    blocks = (Block("omega", 3, 0.05, 1.5), Block("psi", 2, 0.05, 1.5))
+    th = torch.zeros(5, dtype=F64)
+    assert ALGORITHMS == tuple(METHODS) == ("FedMM", "FedAvgGDA", "FedProxGDA", "FedSGDA")
+    direct = {
+        "FedMM": FedMM(FedMMConfig(blocks, 0.9), th, 3, LocalGDA(QuadOracle(inst), 4)),
+        "FedAvgGDA": FedAvgGDA(BaselineConfig(blocks), th, 3, LocalGDA(QuadOracle(inst), 4)),
+        "FedProxGDA": FedProxGDA(BaselineConfig(blocks), th, 3, LocalGDA(QuadOracle(inst), 4)),
+        "FedSGDA": FedSGDA(BaselineConfig(blocks), th, 3, QuadOracle(inst)),
+    }
+    for name, alg in direct.items():
+        built = build(name, blocks, th, QuadOracle(inst), local_steps=4, eta3=0.9)
+        assert type(built) is type(alg) and built.config == alg.config
+        for _ in range(3):
+            built.step()
+            alg.step()
+        assert torch.equal(built.state.theta0, alg.state.theta0), name
