@@ -106,3 +106,26 @@ def test_quick_mode_times_one_call(quick, monkeypatch):
     monkeypatch.setattr(bench, "_QUICK", quick)
     bench.best_time(lambda: calls.append(1), repeat=4)
     assert len(calls) == (1 if quick else 5)
+
+
+def test_a_throwaway_bench_module_is_discovered_with_its_target(tmp_path, monkeypatch):
+    """A new paper's ``bench/<paper>.py`` is found and states its own target: no list edited."""
+    import sys
+
+    import bench as bench_pkg
+
+    (tmp_path / "throwaway.py").write_text(
+        "from bench.harness import Target, benchmark\n\n\n"
+        "@benchmark('throwaway.step', Target('one step', '>= 2x at n=9', 2.0, 'n=9'))\n"
+        "def _step():\n    return [{'case': 'n=9', 'baseline_s': 3.0, 'fast_s': 1.0}]\n")
+    monkeypatch.setattr(bench_pkg, "__path__", [*bench_pkg.__path__, str(tmp_path)])
+    monkeypatch.setattr(bench, "_BENCHMARKS", dict(bench._BENCHMARKS))
+    monkeypatch.setattr(bench, "TARGETS", dict(TARGETS))
+    try:
+        assert "throwaway.step" in load_benchmarks()
+        assert bench.TARGETS["throwaway.step"].min_ratio == 2.0
+        text = render({"throwaway.step": (bench._BENCHMARKS["throwaway.step"](), "1", "")},
+                      "test machine")
+        assert "≥ 2×: met" in text
+    finally:
+        sys.modules.pop("bench.throwaway", None)
