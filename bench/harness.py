@@ -122,7 +122,7 @@ class Target:
 TARGETS: dict[str, Target] = {
     "constrfl.client_step": Target(
         "the 10 clients' LCQP steps over the ADMM rounds the case names",
-        "≥ 15× at d=300 (issue #4, spec constrfl §10)", 15.0, "d=300"),
+        "≥ 15× at d=300 (issue #4, specs/constrfl.md §10)", 15.0, "d=300"),
     "constrfl.table4_cell": Target("one Table 4 cell: cProx-AL + Algorithm 1",
                                    "no numeric target (per-table wall-time sample)"),
     "constrfl.table_cells": Target(
@@ -136,7 +136,7 @@ TARGETS: dict[str, Target] = {
     "fairvfl.round": Target("one communication round",
                             "vs the per-sample loop; no numeric target (issue #6)"),
     "fairvfl.per_round_cost": Target(
-        "one communication round", "per-round costs of spec fairvfl §12.1; the 'ratio' "
+        "one communication round", "per-round costs of specs/fairvfl.md §12.1; the 'ratio' "
         "compares two methods, not a loop with its vectorization"),
     "fedmm.local_step": Target("one local GDA step of both clients",
                                "vmapped vs per-client loop; no numeric target on CPU (issue #7)"),

@@ -123,12 +123,12 @@ class Reproduced(SeedValues):
     ``values`` one value per seed.
 
     ``printed_units``: how many units of its last printed digit a printed value is known to
-    (0.5 for one rounding; 1 where the paper rounded twice, e.g. constrfl spec §6).
+    (0.5 for one rounding; 1 where the paper rounded twice, e.g. specs/constrfl.md §6).
     ``corrected``: for a documented misprint, the text the paper meant to print; the row keeps
     the printed value, is judged against the corrected one, and its reason says so (``note``
     must link the evidence).
     ``at_most``: a one-sided rule: the row matches when our mean is at most this, whatever the
-    printed value (an agreement measure where smaller is better, e.g. constrfl spec §6's
+    printed value (an agreement measure where smaller is better, e.g. specs/constrfl.md §6's
     relative difference <= 5e-2).
     ``substitute_data``: the ``docs/deviations.md#anchor`` of an entry showing the paper's data
     cannot be obtained; the row is judged ``substitute_data`` (counted apart, our number shown)
