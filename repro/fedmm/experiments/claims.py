@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.engine import query
+from repro.engine.query import where
 from repro.engine.records import RunRecord
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
@@ -87,12 +89,9 @@ def _pp(x: float) -> str:
 
 
 # -- records -> per-seed values --------------------------------------------------------------
-def where(records, **match) -> list[RunRecord]:
-    return [r for r in records if all(r.config.get(k) == v for k, v in match.items())]
-
-
 def per_seed(records, metric: str, **match) -> dict[int, float]:
-    return {int(r.config["seed"]): float(r.metrics[metric]) for r in where(records, **match)}
+    """``{seed: metric}`` of the records matching ``match``."""
+    return query.per_seed(where(records, **match), metric)
 
 
 def first_round_at(rounds: Sequence[float], acc: Sequence[float], level: float) -> float:

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.query import where
 from repro.engine.records import RunRecord
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
-from repro.fedmm.experiments.claims import budget, where
+from repro.fedmm.experiments.claims import budget
 from repro.fedmm.models import DA_METHODS
 
 FINAL_COLUMNS = ("final acc (full test)", "best acc (subset)",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from repro.engine.experiment import Reproduced
+from repro.engine.query import where
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
-from repro.fedmm.experiments.claims import where
 from repro.fedmm.models import DA_METHODS
 
 NOTE = "see docs/deviations.md#fedmm-office-31"
