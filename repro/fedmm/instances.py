@@ -25,6 +25,8 @@ Tensor = torch.Tensor
 
 @dataclass(frozen=True)
 class QuadInstance:
+    """The quadratic family Q of specs/fedmm.md §9.1: per-client (A_i, B_i, C_i, a_i, c_i)."""
+
     A: np.ndarray  # (N, d1, d1)
     B: np.ndarray  # (N, d1, d2)
     C: np.ndarray  # (N, d2, d2)

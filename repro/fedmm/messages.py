@@ -31,9 +31,12 @@ class Upload:
 
 @dataclass(frozen=True)
 class RoundMessages:
+    """Everything that crossed the wire in one round: the broadcast and the N uploads."""
+
     broadcast: Broadcast
     uploads: tuple[Upload, ...]
 
 
 def message_fields(msg: object) -> tuple[str, ...]:
+    """The field names of a message (what it carries; the tests check no dual is among them)."""
     return tuple(f.name for f in fields(msg))

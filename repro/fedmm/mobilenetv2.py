@@ -36,6 +36,9 @@ def _conv_bn(c_in: int, c_out: int, k: int, stride: int, groups: int = 1,
 
 
 class InvertedResidual(nn.Module):
+    """MobileNetV2's inverted residual block: 1x1 expand (unless t = 1), 3x3 depthwise, 1x1
+    linear projection; identity shortcut when stride 1 and c_in = c_out."""
+
     def __init__(self, c_in: int, c_out: int, stride: int, expand: int) -> None:
         super().__init__()
         hidden = c_in * expand
@@ -89,6 +92,7 @@ def normalise(images: np.ndarray) -> torch.Tensor:
 
 
 def centre_crop(images: np.ndarray, size: int) -> np.ndarray:
+    """The central ``size`` x ``size`` crop of (n, H, W, C) images."""
     h, w = images.shape[1:3]
     r, c = (h - size) // 2, (w - size) // 2
     return images[:, r:r + size, c:c + size]

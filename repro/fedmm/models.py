@@ -28,6 +28,8 @@ DROPOUT_P = 0.5
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One parameter tensor of a :class:`DANet`: its name, shape, player and kind."""
+
     name: str
     shape: tuple[int, ...]
     player: str  # "omega" or "psi"

@@ -91,6 +91,9 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
 
 @dataclass(frozen=True)
 class RunSpec:
+    """One training run: the algorithm, its rounds and local steps M, the evaluation and
+    checkpoint periods, the preset of specs/fedmm.md §5 and the local-step backend."""
+
     algorithm: str
     rounds: int
     local_steps: int

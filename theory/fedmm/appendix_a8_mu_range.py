@@ -22,6 +22,7 @@ from theory.result import CheckResult
 
 
 def constants(inst) -> dict[str, float]:
+    """Lipschitz/concavity constants of a Q instance as specs/fedmm.md §9.1 defines them."""
     K = np.linalg.solve(inst.C.mean(0), inst.B.mean(0).T)
     hess = [inst.A[i] + inst.B[i] @ K + K.T @ inst.B[i].T - K.T @ inst.C[i] @ K
             for i in range(inst.n)]
@@ -33,6 +34,7 @@ def constants(inst) -> dict[str, float]:
 
 
 def mu_range(c: dict[str, float]) -> dict[str, float]:
+    """The sufficient (mu1, mu2) of App. A.8, (157)-(159), at the smallest admissible l."""
     L12, L22, B, kappa, L_phi, N = (c[k] for k in ("L12", "L22", "B", "kappa", "L_Phi", "N"))
     l = max(L22 / B, L12 / B)  # (157)
     mu2_lo, mu2_hi = max(64 * L22 * l, 64 * L12 * l), 64 * l ** 2 * B  # (158)
@@ -46,6 +48,7 @@ def mu_range(c: dict[str, float]) -> dict[str, float]:
           paper="004 fedmm",
           claim="A.8's sufficient (mu1, mu2) range excludes the experiments' mu = 1")
 def check(seed: int, size: str) -> CheckResult:
+    """App. A.8: the sufficient mu range vs the experiments' mu = 1 (a finding)."""
     seeds = range(3)
     rows = {}
     for s in seeds:

@@ -80,6 +80,7 @@ def lemma1_gaps(inst, mu: float, rounds: int) -> dict[str, float] | None:
           claim="Lemma 1 (22) holds only index-corrected with the Danskin surrogate (checked "
                 "on a nonlinear coupling); as stated it is violated")
 def check(seed: int, size: str) -> CheckResult:
+    """Lemma 1 (22): literal (a), (b) as counterexamples; index-corrected (c) must hold."""
     small = size == "small"
     seeds = range(3) if small else range(20)
     mus = (1.0, 5.0, 50.0)

@@ -79,6 +79,7 @@ def random_start(alg, inst, rng: np.random.Generator) -> None:
           claim="Lemma 3 (131): descent of Phi(omega0^t) with squared distances, both index "
                 "conventions, mu1 = mu2 in {1, 4, 10} L_Phi")
 def check(seed: int, size: str) -> CheckResult:
+    """Lemma 3 (24) / Lemma 16 (131): descent of Phi(omega0^t), both index conventions."""
     small = size == "small"
     seeds = range(2) if small else range(6)
     T = 40 if small else 150

@@ -101,6 +101,7 @@ def run_gaps(inst, mu: float, rounds: int) -> dict[str, dict] | None:
           claim="Lemmas 5-8 (55), (66), (71), (80) hold with their explicit constants (Lemma 5, "
                 "7 from t = 1; Lemma 6, 8 from t = 2); Lemma 6 at t = 1 can fail")
 def check(seed: int, size: str) -> CheckResult:
+    """Lemmas 5-8, (55), (66), (71), (80), with their explicit constants."""
     small = size == "small"
     seeds = range(3) if small else range(20)
     mus = (1.0, 5.0, 50.0)

@@ -53,6 +53,7 @@ def _nonlinear(inst, mu: float, eta3: float):
 
 
 def residuals(alg, G, mu: float, rounds: int) -> dict[str, list[float]]:
+    """Per-round residuals of Props 1/2 ((32), (36)), (42)/(47) and Props 3/4 ((40), (45))."""
     out = {"prop12": [], "eq42_47": [], "prop34": []}
     for _ in range(rounds):
         prev = alg.state
@@ -73,6 +74,7 @@ def residuals(alg, G, mu: float, rounds: int) -> dict[str, list[float]]:
           claim="Props 1-4 (App. A.3) hold with exact local solves and eta3 = 1 (Props 3/4 "
                 "from t = 1 only); with eta3 = 0.5 Props 1/2 fail")
 def check(seed: int, size: str) -> CheckResult:
+    """Propositions 1-4 of App. A.3 with exact local solves (Q and NL instances)."""
     small = size == "small"
     seeds = range(3) if small else range(6)
     N, d1, d2 = (2, 3, 2) if small else (4, 6, 4)

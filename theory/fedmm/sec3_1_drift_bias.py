@@ -24,12 +24,14 @@ BIAS = 1e-3
 
 
 def rel_error(inst, alg) -> float:
+    """||theta0 - z*|| / max(1, ||z*||) against the global saddle point z*."""
     z = inst.saddle()
     th = alg.state.theta0.numpy()
     return float(np.linalg.norm(th - z) / max(1.0, np.linalg.norm(z)))
 
 
 def run(inst, name: str, M: int, eta: float, mu: float, rounds: int) -> float:
+    """Relative error of method ``name`` after ``rounds`` rounds from theta0 = 0."""
     blocks = (Block("omega", inst.d1, eta, mu), Block("psi", inst.d2, eta, mu))
     theta0 = torch.zeros(inst.d1 + inst.d2, dtype=torch.float64)
     alg = build(name, blocks, theta0, QuadOracle(inst), local_steps=M, eta3=1.0)
@@ -42,6 +44,7 @@ def run(inst, name: str, M: int, eta: float, mu: float, rounds: int) -> float:
           claim="Local-GDA drift bias of FedAvgGDA grows with imbalance p; FedSGDA and FedMM "
                 "are unbiased")
 def check(seed: int, size: str) -> CheckResult:
+    """Sec. 3.1 / Fig. 2: FedAvgGDA's drift bias grows with p; FedSGDA and FedMM have none."""
     small = size == "small"
     ps = (0.5, 0.75, 1.0) if small else (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     Ms = (1, 20) if small else (1, 2, 5, 20)

@@ -61,6 +61,7 @@ def stationarity(inst, eps: float, seed: int, mu: float = 5.0, T: int = 400,
           claim="with ||grad L_i||^2 = eps, the averaged ||grad Phi(omega0^t)||^2 is O(eps) "
                 "(linear in eps)")
 def check(seed: int, size: str) -> CheckResult:
+    """Theorem 1 (25) + A.9: stationarity error linear in the injected local residual eps."""
     seeds = range(1) if size == "small" else range(3)
     rows, worst = {}, np.inf
     for s in seeds:

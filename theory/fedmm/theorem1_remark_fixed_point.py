@@ -26,11 +26,14 @@ STALL = 1e-13
 
 
 def blocks_for(d1: int, d2: int, mu: float, eta: float = 0.05) -> tuple[Block, Block]:
+    """omega and psi blocks with one step eta and penalty mu."""
     return (Block("omega", d1, eta, mu), Block("psi", d2, eta, mu))
 
 
 def make_fedmm(inst, mu: float, solver: str, M: int = 5, eta: float = 0.05,
                eta3: float = 1.0, constant: bool = True) -> FedMM:
+    """FedMM (Algorithm 3) on a Q instance with exact (``solver='exact'``) or M-step GDA local
+    solves."""
     blocks = blocks_for(inst.d1, inst.d2, mu, eta)
     local = (ExactLocalSolver(inst) if solver == "exact"
              else LocalGDA(QuadOracle(inst), M))
@@ -72,6 +75,8 @@ def round_map_radius(inst, mu: float) -> float:
 
 
 def errors(alg: FedMM, inst) -> dict[str, float]:
+    """Relative distances of theta0 to the global saddle point (omega, psi), the clients'
+    distance to consensus and the norm of the summed duals."""
     z = inst.saddle()
     th = alg.state.theta0.numpy()
     d1 = inst.d1
@@ -88,6 +93,7 @@ def errors(alg: FedMM, inst) -> dict[str, float]:
           claim="A FedMM fixed point (constant eta3) is a saddle point of the global f, exact "
                 "or M-step GDA local solves")
 def check(seed: int, size: str) -> CheckResult:
+    """Remark after Theorem 1 (eps = 0): a FedMM fixed point is the global saddle point."""
     small = size == "small"
     seeds = range(2) if small else range(4)
     Ns = (2,) if small else (2, 4, 8)

@@ -98,6 +98,7 @@ def exact_limit(inst, rounds: int) -> float:
           claim="with local GDA stopped at ||grad L_i||^2 <= eps, the averaged ||grad Phi||^2 "
                 "decreases like eps (slope >= 0.8); eps = 0 reaches stationarity")
 def check(seed: int, size: str) -> CheckResult:
+    """Theorem 1 + A.9 with local GDA stopped at ||grad L_i||^2 <= eps."""
     small = size == "small"
     seeds = range(1) if small else range(3)
     rounds = 300 if small else 1000

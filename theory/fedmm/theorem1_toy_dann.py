@@ -30,6 +30,7 @@ NU, RHO, RHO_W = 1.0, 0.1, 0.01
 
 
 def make_data(seed: int, n: int = 200):
+    """The TDA source and target sets of specs/fedmm.md §9.1."""
     rng = np.random.default_rng(seed)
     ys = rng.integers(0, 2, n)
     xs = (2 * ys - 1)[:, None] * np.array([2.0, 0.0]) + 0.7 * rng.standard_normal((n, 2))
@@ -145,6 +146,7 @@ class ToyOracle:
 
 
 def global_grad_norm(theta0, data) -> float:
+    """||grad f(omega0, psi0)|| of the global objective (f_S + f_T) / 2 (autograd)."""
     th = theta0.detach().clone().requires_grad_(True)
     f_s, f_t = losses(th, data)
     (g,) = torch.autograd.grad((f_s + f_t) / 2, th)
@@ -152,6 +154,7 @@ def global_grad_norm(theta0, data) -> float:
 
 
 def target_accuracy(theta0, data) -> float:
+    """Target accuracy of the label predictor at theta0."""
     _, _, xt, yt = data
     _, _, v, v0, _, _ = _parts(theta0)
     pred = (_z(theta0, xt) @ v + v0 > 0).double()
@@ -159,6 +162,8 @@ def target_accuracy(theta0, data) -> float:
 
 
 def run(data, p: float, name: str, M: int, rounds: int, seed: int):
+    """Method ``name`` on the two mixed TDA clients of imbalance p from omega0 ~
+    0.5 N(0, I) (seed + 10), psi0 = 0: (||grad f(omega0, psi0)||, target accuracy)."""
     g = torch.Generator().manual_seed(seed + 10)
     theta0 = torch.cat([0.5 * torch.randn(N_OMEGA, generator=g, dtype=torch.float64),
                         torch.zeros(N_PSI, dtype=torch.float64)])
@@ -174,6 +179,7 @@ def run(data, p: float, name: str, M: int, rounds: int, seed: int):
           claim="FedMM reaches a stationary point of the global toy-DANN objective for every "
                 "imbalance p; FedAvgGDA stalls at p = 1")
 def check(seed: int, size: str) -> CheckResult:
+    """FedMM stationary on the toy DANN for every p; FedAvgGDA stalls at p = 1."""
     small = size == "small"  # same budget (stationarity needs ~1,500 rounds); fewer runs
     ps = (0.5, 1.0) if small else (0.5, 0.75, 1.0)
     rounds = 1500

@@ -81,6 +81,7 @@ def combine(verdicts: Sequence[bool | None]) -> bool | None:
 
 
 def word(v: bool | None) -> str:
+    """A verdict as the claims table prints it."""
     return {True: "pass", False: "fail", None: "inconclusive"}[v]
 
 
@@ -101,6 +102,7 @@ def first_round_at(rounds: Sequence[float], acc: Sequence[float], level: float) 
 
 
 def best_up_to(rounds: Sequence[float], acc: Sequence[float], last: float) -> float:
+    """Best accuracy over the evaluated rounds <= ``last``; -inf when none."""
     r, a = np.asarray(rounds, dtype=float), np.asarray(acc, dtype=float)
     keep = r <= last
     return float(a[keep].max()) if keep.any() else float("-inf")

@@ -98,6 +98,7 @@ def _final_table(records, out: Path, stem: str, title: str) -> list[Path]:
 
 
 def render_fig2(records, out: Path, scale: str) -> list[Path]:
+    """Fig. 2: per-run table, seed-mean accuracy curves per p and final accuracy vs p."""
     ok = [r for r in records if r.ok]
     if not ok:
         return []
@@ -122,6 +123,7 @@ def render_fig2(records, out: Path, scale: str) -> list[Path]:
 
 
 def render_fig4(records, out: Path, scale: str) -> list[Path]:
+    """Fig. 4: per-run table and seed-mean curves of FedMM (M = 20, 25) and FedSGDA."""
     ok = [r for r in records if r.ok]
     if not ok:
         return []
@@ -130,6 +132,8 @@ def render_fig4(records, out: Path, scale: str) -> list[Path]:
 
 
 def render_fig5(records, out: Path, scale: str) -> list[Path]:
+    """Fig. 5: per-run table and seed-mean curves of FedMM, FedAvgGDA and FedProxGDA, one
+    row of panels per client setting."""
     ok = [r for r in records if r.ok]
     if not ok:
         return []
