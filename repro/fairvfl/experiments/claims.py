@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from repro.engine.experiment import Claim
+from repro.engine.query import where
 from repro.fairvfl.experiments._records import mean_over_seeds
 from repro.fairvfl.experiments._run import C_CONST
 
@@ -53,7 +54,7 @@ def _mean_abs(records, metric, **match) -> float:
 
 
 def _curve(records, name, **match):
-    rows = [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
+    rows = where(records, **match)
     return [np.asarray(r.curves[name]) for r in sorted(rows, key=lambda r: r.config["seed"])]
 
 

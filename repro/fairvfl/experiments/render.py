@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.plotting import figure, save_figure
+from repro.engine.query import where
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.experiments._records import mean_over_seeds
@@ -97,17 +98,13 @@ def render_conf_fig1(records, out: Path, scale: str) -> list[Path]:
     return save_figure(fig, out, "fairvfl_conf_fig1")
 
 
-def _curves(records, **match):
-    return [r for r in records if r.ok and all(r.config.get(k) == v for k, v in match.items())]
-
-
 def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
     datasets = [d for d in DATASETS if any(r.config["dataset"] == d for r in records)]
     fig, axes = figure(1, len(datasets), figsize=(4.4 * len(datasets), 3.8), squeeze=False,
                        layout="constrained")
     styles = {0.01: "-", 0.05: "--", 0.1: ":"}
     for ax, d in zip(axes[0], datasets, strict=True):
-        for r in sorted(_curves(records, dataset=d), key=lambda r: (r.config["Q"],
+        for r in sorted(where(records, dataset=d), key=lambda r: (r.config["Q"],
                                                                      r.config["eps"])):
             c = r.curves
             ax.plot(np.asarray(c["t"]) + 1, c["loss"], ls=styles.get(r.config["eps"], "-"),
@@ -124,7 +121,7 @@ def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
 def render_journal_fig(records, out: Path, scale: str, stem: str) -> list[Path]:
     fig, axes = figure(2, 3, figsize=(13, 7.5), layout="constrained")
     for j, d in enumerate(DATASETS):
-        rows = sorted(_curves(records, dataset=d, seed=0),
+        rows = sorted(where(records, dataset=d, seed=0),
                       key=lambda r: (r.config["method"] != "FedBCD", r.config["eps"] or 0))
         for i, r in enumerate(rows):
             label = "FedBCD" if r.config["method"] == "FedBCD" else f"FairVFL({r.config['eps']})"
