@@ -42,7 +42,7 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    for pkg in ("repro", "theory"):
+    for pkg in ("repro", "theory", "bench"):
         shutil.copytree(ROOT / pkg, src / pkg,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     wheels = tmp_path / "wheels"
@@ -73,8 +73,8 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
                OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     if SHARED_DATA.is_dir():
         env["FEDREPRO_DATA"] = str(SHARED_DATA)
-    where_repro = _run([str(py), "-c", "import repro, theory; print(repro.__file__); "
-                        "print(theory.__file__)"], work, env).stdout.split()
+    where_repro = _run([str(py), "-c", "import repro, theory, bench; print(repro.__file__); "
+                        "print(theory.__file__); print(bench.__file__)"], work, env).stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in where_repro), where_repro
     repro = str(venv / "bin" / "repro")
 
@@ -93,7 +93,7 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
                   work, env)
     assert "projections.box" in theory.stdout + theory.stderr
 
-    bench = _run([str(py), "-m", "bench.harness", "--quick", "--only", "core.projections"],
+    bench = _run([str(py), "-m", "bench", "--quick", "--only", "core.projections"],
                  work, env)
     assert str(work / "figures" / "bench.md") in bench.stdout
 
