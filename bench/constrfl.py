@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.harness import benchmark, compare_timings
+from bench.harness import Target, benchmark, compare_timings
 from repro.constrfl.merit import Merit
 from repro.constrfl.problem import lcqp_reference
 from repro.constrfl.subsolvers import ExactQuadratic, FactorCache
@@ -51,7 +51,9 @@ def _client_rounds(d: int, rounds: int, outer: int = 1, n: int = 10, m: int = 5)
     return loop, factorized
 
 
-@benchmark("constrfl.client_step")
+@benchmark("constrfl.client_step", Target(
+    "the 10 clients' LCQP steps over the ADMM rounds the case names",
+    "≥ 15× at d=300 (issue #4, specs/constrfl.md §10)", 15.0, "d=300"))
 def _client_step() -> list[dict]:
     rows = []
     for rounds in ROUNDS:
@@ -68,7 +70,8 @@ def _client_step() -> list[dict]:
     return rows
 
 
-@benchmark("constrfl.table4_cell")
+@benchmark("constrfl.table4_cell", Target("one Table 4 cell: cProx-AL + Algorithm 1",
+    "no numeric target (per-table wall-time sample)"))
 def _table4_cell() -> list[dict]:
     from repro.constrfl.experiments.table4 import solve_cell
 
@@ -117,7 +120,10 @@ def cell_flops(run) -> tuple[int, int, float]:
     return fc.flops, int(sum(st.admm_rounds)), cpu
 
 
-@benchmark("constrfl.table_cells")
+@benchmark("constrfl.table_cells", Target(
+    "Algorithm 1's first outer iterations of the cell the case names",
+    "whole cells: Table 2 <= 3 min, Table 1 adult-a n=20 <= 2 min on one core (issue #19; "
+    "the case gives the batched run's flops and rate)"))
 def _table_cells() -> list[dict]:
     """Issue 19 item 2: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
     paper's hyperparameters), oracle vs batched, over the first outer iterations (the full

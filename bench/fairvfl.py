@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.harness import benchmark, best_time, compare_timings
+from bench.harness import Target, benchmark, best_time, compare_timings
 from repro.fairvfl.data import make_split
 from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
 from repro.fairvfl.instances import linear_blocks
@@ -33,7 +33,8 @@ def _alg(sp, block_cls, roles, fair=True):
                    FairVFLParams(eps=0.01, roles=roles, fair=fair))
 
 
-@benchmark("fairvfl.round")
+@benchmark("fairvfl.round", Target("one communication round",
+    "vs the per-sample loop; no numeric target (issue #6)"))
 def _round() -> list[dict]:
     rows = []
     for dataset, roles, smoke in (("compas", "journal", False), ("crime", "conf", False),
@@ -46,7 +47,9 @@ def _round() -> list[dict]:
     return rows
 
 
-@benchmark("fairvfl.per_round_cost")
+@benchmark("fairvfl.per_round_cost", Target(
+    "one communication round", "per-round costs of specs/fairvfl.md §12.1; the 'ratio' "
+    "compares two methods, not a loop with its vectorization"))
 def _per_round_cost() -> list[dict]:
     """§12.1 per-round costs (vectorized only): baseline = Fair VFL, fast = FedBCD."""
     rows = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from bench.harness import benchmark, best_time
+from bench.harness import Target, benchmark, best_time
 from repro.fedmm.blocks import Block
 from repro.fedmm.instances import QuadOracle, gen_Q, random_da_problem
 from repro.fedmm.local_gda import LocalGDA
@@ -21,7 +21,8 @@ def _devices() -> list[str]:
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-@benchmark("fedmm.local_step")
+@benchmark("fedmm.local_step", Target("one local GDA step of both clients",
+    "vmapped vs per-client loop; no numeric target on CPU (issue #7)"))
 def _local_step() -> list[dict]:
     """CPU loop vs CPU vmapped (and the same on CUDA when a GPU is present); the backend
     :func:`repro.fedmm.training.choose_backend` picks for each device is marked."""
@@ -55,7 +56,8 @@ def _local_step() -> list[dict]:
     return rows
 
 
-@benchmark("fedmm.quadratic_round")
+@benchmark("fedmm.quadratic_round", Target("one FedMM round (M = 20 local steps)",
+    "no numeric target"))
 def _quadratic_round() -> list[dict]:
     inst = gen_Q(0, N=8, d1=6, d2=4)
     blocks = (Block("omega", 6, 0.05, 1.0), Block("psi", 4, 0.05, 1.0))

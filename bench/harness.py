@@ -117,32 +117,9 @@ class Target:
         return f"≥ {self.min_ratio:g}×: " + ("met" if ratio >= self.min_ratio else "NOT met")
 
 
-# The targets of the paper issues (#4 constrfl, #5 relfair, #6 fairvfl, #7 fedmm); a module
-# may instead pass its target to @benchmark (bench/core.py does), which adds it here.
-TARGETS: dict[str, Target] = {
-    "constrfl.client_step": Target(
-        "the 10 clients' LCQP steps over the ADMM rounds the case names",
-        "≥ 15× at d=300 (issue #4, specs/constrfl.md §10)", 15.0, "d=300"),
-    "constrfl.table4_cell": Target("one Table 4 cell: cProx-AL + Algorithm 1",
-                                   "no numeric target (per-table wall-time sample)"),
-    "constrfl.table_cells": Target(
-        "Algorithm 1's first outer iterations of the cell the case names",
-        "whole cells: Table 2 <= 3 min, Table 1 adult-a n=20 <= 2 min on one core (issue #19; "
-        "the case gives the batched run's flops and rate)"),
-    "relfair.client_round": Target("one communication round of the 100 clients",
-                                   "≥ 3.5× at 100 clients (issue #5)", 3.5, "100 clients"),
-    "relfair.dual_step": Target("one dual step (projection onto Lambda_phi)",
-                                "no numeric target (exact projection vs cvxpy, issue #5)"),
-    "fairvfl.round": Target("one communication round",
-                            "vs the per-sample loop; no numeric target (issue #6)"),
-    "fairvfl.per_round_cost": Target(
-        "one communication round", "per-round costs of specs/fairvfl.md §12.1; the 'ratio' "
-        "compares two methods, not a loop with its vectorization"),
-    "fedmm.local_step": Target("one local GDA step of both clients",
-                               "vmapped vs per-client loop; no numeric target on CPU (issue #7)"),
-    "fedmm.quadratic_round": Target("one FedMM round (M = 20 local steps)",
-                                    "no numeric target"),
-}
+# The targets: each benchmark module passes its own to @benchmark (the paper issues #4 constrfl,
+# #5 relfair, #6 fairvfl, #7 fedmm state them), so a new paper edits nothing here.
+TARGETS: dict[str, Target] = {}
 
 
 def _run_one(fn: Callable[[], list[dict]]) -> tuple[list[dict], str, str]:

@@ -8,10 +8,11 @@ from functools import partial
 
 import numpy as np
 
-from bench.harness import benchmark, compare_timings
+from bench.harness import Target, benchmark, compare_timings
 
 
-@benchmark("relfair.client_round")
+@benchmark("relfair.client_round", Target("one communication round of the 100 clients",
+    "≥ 3.5× at 100 clients (issue #5)", 3.5, "100 clients"))
 def _client_round() -> list[dict]:
     """One communication round at paper size (MNIST, 100 clients, MLP 784-50-10, J = 5, B = 32)
     and its local-SGD phase alone, loop oracle vs vectorized, with 1 and 2 torch threads.
@@ -53,7 +54,8 @@ def _client_round() -> list[dict]:
     return rows
 
 
-@benchmark("relfair.dual_step")
+@benchmark("relfair.dual_step", Target("one dual step (projection onto Lambda_phi)",
+    "no numeric target (exact projection vs cvxpy, issue #5)"))
 def _dual_step() -> list[dict]:
     from repro.relfair.instances import cvxpy_dual_step
     from repro.relfair.problem import RelativeAmbiguitySet

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -425,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_tracker_after_interrupt()
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:  # `repro list | head`: the reader left; say nothing more
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes at exit
+        return 0
     except KeyboardInterrupt:
         print(f"repro {args.command}: interrupted; workers stopped, finished records kept "
               "(rerun to continue)", file=sys.stderr)

@@ -53,25 +53,8 @@ class Paper:
             f", {self.version})" if self.version else ")")
 
 
-# Titles as the paper files print them (shared/papers/<id>_*.txt, first lines). 001's text
-# begins at its abstract: its title and year are those of the arXiv entry (2109.08344, 2021)
-# whose abstract 001 reproduces word for word; 004 prints "Copyright 2022 by the authors".
-PAPERS = (
-    Paper("000", "Achieving Model Fairness in Vertical Federated Learning", "Liu et al.", 2021,
-          "fairvfl", "[C] conference version"),
-    Paper("001", "Achieving Model Fairness in Vertical Federated Learning", "Liu et al.", 2021,
-          "fairvfl", "[J] journal version"),
-    Paper("002", "Federated Learning with Relative Fairness", "Nakakita et al.", 2024,
-          "relfair"),
-    Paper("003", "Federated Learning with Convex Global and Local Constraints",
-          "He, Peng and Sun", 2024, "constrfl"),
-    Paper("004", "FedMM: Saddle Point Optimization for Federated Adversarial Domain "
-                 "Adaptation", "Shen et al.", 2022, "fedmm"),
-)
-
-
-# Papers of packages other than these four: declared by the package's experiments module
-# (:func:`declare_paper`), so a new paper edits no list of the engine.
+# The papers, declared by their packages' ``experiments/__init__.py`` (:func:`declare_paper`):
+# the engine lists none, so a new paper edits no list of the engine.
 _DECLARED: list[Paper] = []
 
 
@@ -79,7 +62,7 @@ def declare_paper(paper: Paper) -> Paper:
     """Make ``paper`` known (to :func:`paper_of` and the comparison) from a paper package's
     ``experiments`` module; declaring the same paper again is harmless, another paper under a
     known file id is an error."""
-    for p in known_papers():
+    for p in _DECLARED:  # not known_papers(): that would import the packages being imported
         if p.file_id == paper.file_id and p.version == paper.version:
             if p != paper:
                 raise ValueError(f"paper file id {paper.file_id!r} is already {p.name}")
@@ -89,8 +72,11 @@ def declare_paper(paper: Paper) -> Paper:
 
 
 def known_papers() -> tuple[Paper, ...]:
-    """:data:`PAPERS` and the papers declared by packages (:func:`declare_paper`)."""
-    return (*PAPERS, *_DECLARED)
+    """The papers the discovered packages declare (:func:`declare_paper`)."""
+    from repro.engine.registry import load_all
+
+    load_all()  # imports every paper's experiments package, which declares its paper(s)
+    return tuple(_DECLARED)
 
 
 def paper_of(paper_file: str) -> Paper:
@@ -99,8 +85,7 @@ def paper_of(paper_file: str) -> Paper:
     for p in known_papers():
         if p.file_id == prefix:
             return p
-    raise ValueError(f"paper_file {paper_file!r} names no paper of repro.engine.report.PAPERS "
-                     f"or declared by a package (known: "
+    raise ValueError(f"paper_file {paper_file!r} names no paper declared by a package (known: "
                      f"{', '.join(p.file_id for p in known_papers())}); declare it with "
                      f"repro.engine.report.declare_paper in the paper's experiments module")
 

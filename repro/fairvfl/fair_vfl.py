@@ -113,6 +113,12 @@ class FairVFL:
     stays inside ``MLPBlock``. Bad inputs raise ``ValueError`` naming the argument.
     """
 
+    @property
+    def config(self) -> FairVFLParams:
+        """The hyperparameters under the one name every paper's algorithm uses
+        (:class:`repro.core.algorithm.Algorithm`); ``params`` is the same object."""
+        return self.params
+
     def __init__(self, blocks, y, s, params: FairVFLParams, *, init_generators=None,
                  rng: np.random.Generator | None = None) -> None:
         self.params = params

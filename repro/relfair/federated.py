@@ -82,6 +82,12 @@ class FederatedMethod:
 
     hyper_type: type = object
 
+    @property
+    def config(self):
+        """The hyperparameters under the one name every paper's algorithm uses
+        (:class:`repro.core.algorithm.Algorithm`); ``hyper`` is the same object."""
+        return self.hyper
+
     def _local_plan(self, local_steps: int, local_work: str) -> tuple[int, np.ndarray | None]:
         """``(S, client_steps)``: the round's number of step draws and each client's own
         count (None: all take ``S``). ``steps``: J SGD steps; ``epochs``: J local epochs,

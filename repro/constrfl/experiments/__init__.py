@@ -12,4 +12,9 @@ Output only (not part of a record's code identity): :mod:`.render` (tables and f
 
 from __future__ import annotations
 
+from repro.engine.report import Paper, declare_paper
+
 PAPER = "003_733a787503856876.txt"
+
+declare_paper(Paper("003", "Federated Learning with Convex Global and Local Constraints",
+                    "He, Peng and Sun", 2024, "constrfl"))

@@ -18,3 +18,15 @@ record query of the output code); output only (outside the code identity): ``cla
 ``smoke`` follows specs/fairvfl.md §12.3 (ADULT subsample of 5,000 rows, seeds {0, 1},
 shorter runs).
 """
+
+from __future__ import annotations
+
+from repro.engine.report import Paper, declare_paper
+
+# Titles as the paper files print them (papers/000_*, 001_*). 001's text begins at its
+# abstract: its title and year are those of the arXiv entry (2109.08344, 2021) whose abstract
+# 001 reproduces word for word.
+declare_paper(Paper("000", "Achieving Model Fairness in Vertical Federated Learning",
+                    "Liu et al.", 2021, "fairvfl", "[C] conference version"))
+declare_paper(Paper("001", "Achieving Model Fairness in Vertical Federated Learning",
+                    "Liu et al.", 2021, "fairvfl", "[J] journal version"))

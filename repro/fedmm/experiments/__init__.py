@@ -3,3 +3,11 @@
 :mod:`.table1` (Office-31, Tables 1 and 2). :mod:`._cells` holds the shared grid and the MNIST
 run; :mod:`.claims`, :mod:`.render` and :mod:`.reproduce` are output only (outside the code
 identity)."""
+
+from __future__ import annotations
+
+from repro.engine.report import Paper, declare_paper
+
+# 004 prints "Copyright 2022 by the authors".
+declare_paper(Paper("004", "FedMM: Saddle Point Optimization for Federated Adversarial Domain "
+                           "Adaptation", "Shen et al.", 2022, "fedmm"))

@@ -13,3 +13,10 @@ its randomness shared across methods). Output only (outside the code identity of
 ``render`` (tables and figures), ``claims`` (the paper's qualitative statements),
 ``reproduce`` (Table 1's numbers against the reported CSV).
 """
+
+from __future__ import annotations
+
+from repro.engine.report import Paper, declare_paper
+
+declare_paper(Paper("002", "Federated Learning with Relative Fairness", "Nakakita et al.", 2024,
+                    "relfair"))
