@@ -1,5 +1,6 @@
 """``python -m bench``: the benchmark entry point (registry and harness in
-:mod:`bench.harness`)."""
+:mod:`bench.harness`).
+"""
 
 from __future__ import annotations
 

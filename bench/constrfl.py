@@ -3,7 +3,8 @@ factors against the reference script's per-client fresh dense solve every round 
 oracle of the tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it)
 and for one Algorithm-1 run (the factor of Q + rho I, which does not change with k, reused by
 every outer iteration, as ``FedProxAL`` does); and one Algorithm-1 run of a Table 4 cell
-(vectorized vs loop backend) as the per-table wall-time sample."""
+(vectorized vs loop backend) as the per-table wall-time sample.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ OUTER = 11
 
 def _client_rounds(d: int, rounds: int, outer: int = 1, n: int = 10, m: int = 5):
     """Loop oracle and factorized client step over ``outer`` outer iterations of ``rounds``
-    ADMM rounds each (the prox centre, hence p, changes every outer iteration; Q does not)."""
+    ADMM rounds each (the prox centre, hence p, changes every outer iteration; Q does not).
+    """
     problem = lcqp_reference(d, n, m)
     blk = problem.clients[0]
     rng = np.random.default_rng(0)
@@ -84,7 +86,8 @@ def _table4_cell() -> list[dict]:
 def _cell_prefix(table: str, solver: str, k_max: int):
     """Algorithm 1 on one Table 1 / Table 2 cell for the first ``k_max`` outer iterations:
     ``solver`` = the batched Newton (all clients of a round at once) or ``"lbfgsb"`` with the
-    loop backend (one scipy L-BFGS-B per client and round, the oracle)."""
+    loop backend (one scipy L-BFGS-B per client and round, the oracle).
+    """
     from repro.constrfl.experiments import _fair as fair_cells
     from repro.constrfl.experiments import _np as np_cells
     from repro.constrfl.problem import unit_sphere_w0
@@ -127,7 +130,8 @@ def cell_flops(run) -> tuple[int, int, float]:
 def _table_cells() -> list[dict]:
     """Issue 19 item 2: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
     paper's hyperparameters), oracle vs batched, over the first outer iterations (the full
-    oracle run takes hours); the case names the batched run's flop count and achieved rate."""
+    oracle run takes hours); the case names the batched run's flop count and achieved rate.
+    """
     rows = []
     for table, solver, k, label in (
             ("table1", "newton", 1, "Table 1 adult-a n=20 trial 0, K=1 (300 ADMM rounds)"),

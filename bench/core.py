@@ -1,5 +1,6 @@
 """Benchmarks of the shared pieces: the batched projections of :mod:`repro.core.projections`
-and the demo's logistic gradient, each against its per-row loop."""
+and the demo's logistic gradient, each against its per-row loop.
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 loop, for each DA method (MNIST CNN, batch 64 per client), on the CPU and, when a GPU is
 present, on CUDA; the case names carry local steps per second of both paths and mark the one
 :func:`repro.fedmm.training.choose_backend` picks for that device (loop on CPU, vmapped on
-CUDA). Also a FedMM round on the quadratic instance of :mod:`repro.fedmm.instances`."""
+CUDA). Also a FedMM round on the quadratic instance of :mod:`repro.fedmm.instances`.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _devices() -> list[str]:
     "vmapped vs per-client loop; no numeric target on CPU (issue #7)"))
 def _local_step() -> list[dict]:
     """CPU loop vs CPU vmapped (and the same on CUDA when a GPU is present); the backend
-    :func:`repro.fedmm.training.choose_backend` picks for each device is marked."""
+    :func:`repro.fedmm.training.choose_backend` picks for each device is marked.
+    """
     rows = []
     for device in _devices():
         chosen = choose_backend(device)

@@ -35,7 +35,8 @@ _BENCHMARKS: dict[str, Callable[[], list[dict]]] = {}
 def benchmark(name: str, target: Target | None = None):
     """Register ``fn() -> list of rows`` (dicts with ``case``, ``baseline_s``, ``fast_s``);
     ``target``: what one call is and the target the paper's issue states (kept in
-    :data:`TARGETS`, so a new paper's module declares its own and edits no list here)."""
+    :data:`TARGETS`, so a new paper's module declares its own and edits no list here).
+    """
 
     def deco(fn):
         _BENCHMARKS[name] = fn
@@ -51,7 +52,8 @@ _QUICK = False
 
 def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
     """Best wall time of ``repeat`` calls (after one warm-up call); one call, no warm-up, under
-    ``--quick``."""
+    ``--quick``.
+    """
     if not _QUICK:
         fn()
     best = np.inf
@@ -84,7 +86,8 @@ def machine() -> str:
 
 def load_benchmarks() -> dict[str, Callable[[], list[dict]]]:
     """Import every module of this package (on every entry of ``bench.__path__``) but the
-    harness (discovery: one module per paper, none listed here); return their benchmarks."""
+    harness (discovery: one module per paper, none listed here); return their benchmarks.
+    """
     import pkgutil
 
     import bench
@@ -124,7 +127,8 @@ TARGETS: dict[str, Target] = {}
 
 def _run_one(fn: Callable[[], list[dict]]) -> tuple[list[dict], str, str]:
     """Rows, the torch threads it ran with (``"2"``, or ``"2 -> 1"`` when the benchmark pins
-    its own count), and an error (empty if none). The process's thread count is restored."""
+    its own count), and an error (empty if none). The process's thread count is restored.
+    """
     import torch
 
     threads = torch.get_num_threads()
@@ -140,7 +144,8 @@ def _run_one(fn: Callable[[], list[dict]]) -> tuple[list[dict], str, str]:
 
 def _measured(target: Target, rows: list[dict]) -> tuple[str, str]:
     """Summary cells: the ratios (those of the target's cases where it has a numeric target,
-    else their range) and the verdict."""
+    else their range) and the verdict.
+    """
     ratios = [(r["case"], r["baseline_s"] / r["fast_s"]) for r in rows]
     if not ratios:
         return "no cases", "—"

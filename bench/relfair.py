@@ -1,6 +1,7 @@
 """``make bench`` for paper 002: the 100-client round (vectorized vs loop oracle) and the dual
 step (exact permutohedron projection vs the cvxpy QP of specs/relfair.md §2.3,
-method 2)."""
+method 2).
+"""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """The ``repro`` command line.
 
-    repro list
-    repro run NAME|GLOB|all [--scale auto|smoke|reduced|paper] [--jobs N] [--backend B] [--force]
-    repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
-    repro compare [--scale S] [--out DIR]
-    repro data verify|fetch [DATASET ...]
-    repro theory [any flag of python -m theory]
-    repro where [--results DIR] [--out DIR]
-    repro --version
+repro list
+repro run NAME|GLOB|all [--scale auto|smoke|reduced|paper] [--jobs N] [--backend B] [--force]
+repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
+repro compare [--scale S] [--out DIR]
+repro data verify|fetch [DATASET ...]
+repro theory [any flag of python -m theory]
+repro where [--results DIR] [--out DIR]
+repro --version
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ def cmd_list(args) -> int:
 
 def _select(pattern: str):
     """``registry.select``, whose error for an unknown name lists the known ones, plus the
-    closest names when the pattern looks like a typo."""
+    closest names when the pattern looks like a typo.
+    """
     import difflib
 
     from repro.engine.registry import load_all, select
@@ -262,7 +263,7 @@ def _collected(args):
 
 
 def _alternative_readings(args, exps, records):
-    """experiment -> reading id -> (scale, records) for every non-primary reading."""
+    """Experiment -> reading id -> (scale, records) for every non-primary reading."""
     from repro.engine.runner import collect
 
     out = {}

@@ -55,7 +55,8 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 def imports_of(module: str, source: str, is_package: bool = False) -> set[str]:
     """The absolute names ``module`` imports (``from a.b import c`` gives ``a.b`` and
-    ``a.b.c``; relative imports are resolved against the module's package)."""
+    ``a.b.c``; relative imports are resolved against the module's package).
+    """
     tree = ast.parse(source)
     skip: set[int] = set()
     for node in ast.walk(tree):
@@ -149,7 +150,8 @@ def layout_violations(sources: Mapping[str, str],
                       packages: Iterable[str] = ()) -> list[str]:
     """One line per broken layout rule (module docstring) over ``sources`` (module name ->
     source text); ``packages``: the names among them that are packages (``__init__``), for
-    relative imports (default: any name that is a prefix of another)."""
+    relative imports (default: any name that is a prefix of another).
+    """
     names = set(sources)
     packages = set(packages) or {n for n in names if any(m.startswith(n + ".") for m in names)}
     graph = {m: imports_of(m, src, m in packages) for m, src in sources.items()}

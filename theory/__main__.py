@@ -174,11 +174,12 @@ def _from_json(d: dict[str, Any]) -> CheckResult:
 
 
 def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[CheckResult]:
-    """This run's results plus the earlier file's results of checks not rerun, in name order.
+    """The results of this run plus the earlier file's results of checks not rerun, by name.
 
     Checks of an earlier file of another size are kept, each with its own ``size`` (shown per
     row; the file's size becomes ``"mixed"``): a small ``--only`` run never wipes a
-    default-size file."""
+    default-size file.
+    """
     if not path.is_file():
         return results
     try:

@@ -33,7 +33,8 @@ __all__ = ["ADMMResult", "ClientSide", "InexactADMM", "ServerSide", "choose_meth
 
 def choose_method(block, solver: str) -> str:
     """``auto`` (specs/constrfl.md §2.4): exact for quadratic P, Newton for convex c, L-BFGS-B
-    otherwise."""
+    otherwise.
+    """
     if solver != "auto":
         if solver == "exact" and not block.quadratic_merit:
             raise ValueError("solver='exact' needs quadratic merit functions")
@@ -61,7 +62,8 @@ class _BlockSolver:
 
     def __call__(self, U0, lin, ctr, tol, cache: dict | None = None):
         """``cache`` (vectorized Newton only): ``{"at": U, "merit": (P(U), grad P(U))}`` of
-        this block, reused when ``U0`` is that ``U`` and refreshed with the output."""
+        this block, reused when ``U0`` is that ``U`` and refreshed with the output.
+        """
         if self.method == "exact":
             U = self.exact.solve(lin, np.broadcast_to(ctr, U0.shape))
             res = self.exact.residual(U, lin, np.broadcast_to(ctr, U0.shape))

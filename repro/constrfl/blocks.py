@@ -24,7 +24,8 @@ __all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1p
 class FlopCount:
     """Floating-point operations of the logistic blocks' matrix products (``Xw``, ``Xᵀv``,
     ``Xᵀ diag(v) X``, the constraint Jacobian): 2 per multiply-add, elementwise work not
-    counted. The bench's flop count of a run (:func:`count_flops`)."""
+    counted. The bench's flop count of a run (:func:`count_flops`).
+    """
 
     def __init__(self) -> None:
         self.flops = 0
@@ -56,7 +57,8 @@ def log1pexp(z: np.ndarray) -> np.ndarray:
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
     """``1/(1+e^-z)``: scipy's ``expit`` (stable for large |z|, relative accuracy also for
-    tiny values, and ~3x faster than the tanh form of specs/constrfl.md §2.4)."""
+    tiny values, and ~3x faster than the tanh form of specs/constrfl.md §2.4).
+    """
     return scipy.special.expit(z)
 
 
@@ -243,14 +245,16 @@ class LogisticBlock:
 
     def lagrangian_grad(self, W: np.ndarray, a: np.ndarray) -> np.ndarray:
         """``grad f + grad c · a`` in one pass over the rows (both are row-weighted sums of
-        ``phi'(z_m) x_m``)."""
+        ``phi'(z_m) x_m``).
+        """
         return self._rows_t((self.fw + self._mixed_weights(a)) * self._dphi(self._z(W)))
 
     def loss_parts(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(phi, phi', phi'')`` of every row at ``W`` from ONE pass over the rows: one
         ``z = Xw`` and one ``e = exp(-|z|)`` give ``log(1+e^z) = max(z,0) + log1p(e)``, the
         sigmoid ``1/(1+e)`` (z >= 0) or ``e/(1+e)`` (z < 0) and ``sigma(1-sigma) = e/(1+e)^2``
-        (the batched solver's kernel; :meth:`phi` / :meth:`_dphi` are the oracle's)."""
+        (the batched solver's kernel; :meth:`phi` / :meth:`_dphi` are the oracle's).
+        """
         z = self._z(W)
         e = np.exp(-np.abs(z))
         inv = 1.0 / (1.0 + e)

@@ -66,7 +66,8 @@ def load_np_dataset(name: str, drop_first_row: bool = False,
     ``encoding`` is a reading of A1 for the categorical attributes: ``"codes"`` (one integer
     code column each, the tables' default) or ``"onehot"`` (one 0/1 column per category; adult-a
     d = 108, monks-1 d = 17; breast-cancer-wisc has no categorical attribute, d = 9 either way).
-    Every column is z-scored afterwards."""
+    Every column is z-scored afterwards.
+    """
     if encoding not in ENCODINGS:
         raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
     enc = _codes if encoding == "codes" else _one_hot
@@ -122,7 +123,8 @@ def synthetic_fairness(rng: np.random.Generator, n: int, per_class: int = 100,
                        server_per_class: int = 2000, d: int = 10):
     """The authors' synthetic recipe (commented block of their script, specs/constrfl.md §10):
     class-0 rows U[0,1) - 0.3, class-1 rows U[0,1) - 0.7 in d-1 dims plus a random 0/1 sensitive
-    last feature; per client ``per_class`` rows of each class, server ``server_per_class``."""
+    last feature; per client ``per_class`` rows of each class, server ``server_per_class``.
+    """
     def rows(k):
         X0 = np.concatenate([rng.random((k, d - 1)) - 0.3, rng.integers(0, 2, (k, 1))], 1)
         X1 = np.concatenate([rng.random((k, d - 1)) - 0.7, rng.integers(0, 2, (k, 1))], 1)
@@ -144,7 +146,8 @@ def adult_b(split: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     (4), occupation (14); capital gain/loss -> indicator > 0; z-scored age, fnlwgt,
     education-num, hours-per-week; education dropped; sex (Female 0 / Male 1) moved LAST.
     Label ``salary``: '>50K' -> 0, '<=50K' -> 1 as in the notebook (orientation is immaterial
-    for the losses' symmetry of use here). ``split``: "train" (clients) or "test" (server)."""
+    for the losses' symmetry of use here). ``split``: "train" (clients) or "test" (server).
+    """
     ds = load_adult(split)
     keep = ~np.any(ds.X == "?", axis=1)
     X, names = ds.X[keep], ds.feature_names

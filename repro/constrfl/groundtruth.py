@@ -118,11 +118,12 @@ def solve_problem(problem, gt: GroundTruth):
 
 def solve_subproblem(problem, mu: list[np.ndarray], center: np.ndarray, beta: float,
                      prox_total: float, gt: GroundTruth, polish: bool = True):
-    """argmin of ``ell(w) = f(w) + (1/(2 beta)) sum ||[mu + beta c(w)]_+||^2
+    """Argmin of ``ell(w) = f(w) + (1/(2 beta)) sum ||[mu + beta c(w)]_+||^2
     + (prox_total/2)||w - center||^2`` (12) (equality constraints: no ``[.]_+``).
 
     Returns ``(w_cvx, ell value at w_cvx, w_polished)``; the polish is damped Newton on the
-    merits themselves (``merits_for`` below) to ||grad||_inf <= 1e-13."""
+    merits themselves (``merits_for`` below) to ||grad||_inf <= 1e-13.
+    """
     w = cp.Variable(problem.d)
     al, cons = 0, []
     for i, (cexprs, (blk, _)) in enumerate(zip(constraint_exprs(problem, w),

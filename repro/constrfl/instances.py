@@ -18,7 +18,8 @@ __all__ = ["np_small", "qp_ball"]
 def qp_ball(rng: np.random.Generator, d: int = 6, n: int = 3) -> Problem:
     """QP-ball of specs/constrfl.md §8.0: ``f_i = ½wᵀA_iw + b_iᵀw``, ``b_i = -3 g/||g||``; local
     ``c_i = (a_iᵀw - 0.1, ||w - z_i||^2 - 1)`` (a_i unit, ||z_i|| = 0.5); global
-    ``c_0 = ||w||^2 - 1`` (Remark 4.1). w = 0 is strictly feasible."""
+    ``c_0 = ||w||^2 - 1`` (Remark 4.1). w = 0 is strictly feasible.
+    """
     A = np.empty((n, d, d))
     for i in range(n):
         U = np.linalg.qr(rng.standard_normal((d, d)))[0]

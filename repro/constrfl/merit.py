@@ -62,7 +62,8 @@ class Merit:
     def value_grad(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(P(W), grad P(W))`` together; a logistic block makes one pass over its rows
         (:meth:`LogisticBlock.loss_parts`), the batched solver's kernel. Other blocks: the
-        separate :meth:`value` and :meth:`grad`."""
+        separate :meth:`value` and :meth:`grad`.
+        """
         blk = self.block
         if not hasattr(blk, "loss_parts"):
             return self.value(W), self.grad(W)

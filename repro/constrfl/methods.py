@@ -32,6 +32,7 @@ METHODS: dict[str, Callable[..., FedProxAL | CentralProxAL]] = {
 def build(name: str, problem: Problem, config: ProxALConfig, w0: np.ndarray,
           **kwargs) -> FedProxAL | CentralProxAL:
     """The method ``name`` of :data:`METHODS` on ``problem`` from ``w0`` (``kwargs`` go to its
-    factory)."""
+    factory).
+    """
     check_choice("name", name, tuple(METHODS))
     return METHODS[name](problem, config, w0, **kwargs)

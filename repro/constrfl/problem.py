@@ -100,7 +100,8 @@ def lcqp_reference(d: int, n: int, m: int, seed: int = 10) -> Problem:
 
 def lcqp_paper(d: int, n: int, m: int, rng: np.random.Generator) -> Problem:
     """(86) as App. E.2 words it: ``A_i = U_i D_i U_iᵀ`` (D_i ~ U[0.5, 1], U_i orthogonal),
-    ``C_i ~ N(0, 1/d)``, b_i (i >= 1) and d_i (i >= 0, server included) on the unit sphere."""
+    ``C_i ~ N(0, 1/d)``, b_i (i >= 1) and d_i (i >= 0, server included) on the unit sphere.
+    """
     A = np.empty((n + 1, d, d))
     for j in range(n):
         U = np.linalg.qr(rng.standard_normal((d, d)))[0]
@@ -123,7 +124,8 @@ def _null_server(d: int) -> QuadraticBlock:
 def neyman_pearson(X0: np.ndarray, X1: np.ndarray, r: float = 0.2) -> Problem:
     """(30)-(31): client i minimises its class-0 mean loss / n subject to its class-1 mean loss
     ``<= r``. ``X0``: (n, m0, d) class-0 rows, ``X1``: (n, m1, d) class-1 rows; no global
-    constraint."""
+    constraint.
+    """
     X0, X1 = _client_rows("X0", X0), _client_rows("X1", X1)
     _same_layout("X1", X1, "X0", X0)
     check_range("r", r)
@@ -168,7 +170,8 @@ def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
     ``|L_{i,0} - L_{i,1}| <= r`` (two constraints); the server has the same constraint on its
     rows and no objective. The sensitive attribute is the LAST feature column
     (specs/constrfl.md §4.2). Labels ``yc`` (n, M) and ``ys`` are in {0, 1}, as is the
-    sensitive column."""
+    sensitive column.
+    """
     Xc, Xs = _client_rows("Xc", Xc), np.asarray(Xs)
     n, M, d = Xc.shape
     if Xs.ndim != 2 or Xs.shape[1] != d:

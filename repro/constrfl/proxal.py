@@ -1,13 +1,13 @@
 """Algorithm 1: the proximal augmented Lagrangian FL method (Sec. 3, lines 1-9).
 
-    for k = 0, 1, ...
-        tau_k = s_bar / (k+1)^2                                                       (line 2)
-        w^{k+1} = Algorithm 2 on (12) from w~0 = w^k, so dist_inf(0, ∂ell_k(w^{k+1})) <= tau_k (10)
-        mu_0^{k+1} = [mu_0^k + beta c_0(w^{k+1})]_+              (server, line 5)
-        mu_i^{k+1} = [mu_i^k + beta c_i(w^{k+1})]_+              (client i, line 7)
-        client i -> server: ||mu_i^{k+1} - mu_i^k||_inf           (line 8)
-        stop if ||w^{k+1} - w^k||_inf + beta tau_k <= beta eps1
-                and max_i ||mu_i^{k+1} - mu_i^k||_inf <= beta eps2                        (11)
+for k = 0, 1, ...
+tau_k = s_bar / (k+1)^2                                                       (line 2)
+w^{k+1} = Algorithm 2 on (12) from w~0 = w^k, so dist_inf(0, ∂ell_k(w^{k+1})) <= tau_k (10)
+mu_0^{k+1} = [mu_0^k + beta c_0(w^{k+1})]_+              (server, line 5)
+mu_i^{k+1} = [mu_i^k + beta c_i(w^{k+1})]_+              (client i, line 7)
+client i -> server: ||mu_i^{k+1} - mu_i^k||_inf           (line 8)
+stop if ||w^{k+1} - w^k||_inf + beta tau_k <= beta eps1
+and max_i ||mu_i^{k+1} - mu_i^k||_inf <= beta eps2                        (11)
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ class ProxALState:
 
 class FedProxAL:
     """Algorithm 1 on a :class:`~repro.constrfl.problem.Problem`; ``step()`` = one outer
-    iteration (one call of Algorithm 2 plus the multiplier round)."""
+    iteration (one call of Algorithm 2 plus the multiplier round).
+    """
 
     def __init__(self, problem: Problem, config: ProxALConfig, w0: np.ndarray, *,
                  mu0: np.ndarray | None = None, mus: list[np.ndarray] | None = None,
@@ -134,7 +135,8 @@ class FedProxAL:
 
     def run(self, callback: Callable[[int, np.ndarray], None] | None = None) -> ProxALState:
         """Iterate until (11) holds or ``k_max``; ``callback(k, w^k)`` sees every iterate
-        (evaluation outside the protocol, e.g. Figure 1's per-client losses)."""
+        (evaluation outside the protocol, e.g. Figure 1's per-client losses).
+        """
         while not self.state.stopped and self.state.k < self.config.k_max:
             if callback is not None:
                 callback(self.state.k, self.state.w)

@@ -53,7 +53,8 @@ def best_worst_class1_loss(X1: list[np.ndarray]) -> tuple[float, float, np.ndarr
     """``(worst loss at w, Clarabel's optimum, w, status)`` of
     ``min_w max_i mean_j log(1 + exp(-w^T x_ij))`` over the clients' class-1 row blocks
     ``X1[i]`` (shape (m_i1, d)). Where class 1 is separable the infimum 0 is not attained and
-    Clarabel reports ``optimal_inaccurate`` with a large w (its loss is still the certificate)."""
+    Clarabel reports ``optimal_inaccurate`` with a large w (its loss is still the certificate).
+    """
     import warnings
 
     import cvxpy as cp
@@ -78,7 +79,8 @@ def best_worst_class1_loss(X1: list[np.ndarray]) -> tuple[float, float, np.ndarr
 def feasibility_reading(dataset: str, encoding: str, n: int,
                         r: float = 0.2) -> FeasibilityReading:
     """Whether r is feasible for Table 1's ``dataset`` with ``n`` clients under ``encoding``
-    (the reference split of the tables, first data row kept as in paper mode)."""
+    (the reference split of the tables, first data row kept as in paper mode).
+    """
     if dataset not in NP_DATASETS:
         raise ValueError(f"dataset must be one of {NP_DATASETS}, got {dataset!r}")
     if encoding not in ENCODINGS:

@@ -52,7 +52,8 @@ class NewtonBreakdown(np.linalg.LinAlgError):
 class SolveInfo:
     """Per party: achieved ``||grad phi||_inf``, iterations, whether the criterion holds;
     Newton also returns ``P(U)`` and ``grad P(U)`` at its output (``merit_at``), which the next
-    ADMM round's warm start reuses (P does not change within one Algorithm-2 call)."""
+    ADMM round's warm start reuses (P does not change within one Algorithm-2 call).
+    """
 
     residual: np.ndarray
     iterations: np.ndarray
@@ -112,7 +113,8 @@ _potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (np.empty(1),))
 
 def cholesky_factors(Q: np.ndarray, rho: float) -> list[np.ndarray]:
     """Upper Cholesky factors of ``Q_j + rho I`` (what ``scipy.linalg.cho_factor`` computes,
-    without its finiteness scan); a non-positive-definite matrix raises ``LinAlgError``."""
+    without its finiteness scan); a non-positive-definite matrix raises ``LinAlgError``.
+    """
     eye = rho * np.eye(Q.shape[-1])
     out = []
     for j, Qj in enumerate(Q):
@@ -260,7 +262,8 @@ def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
 def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
                  maxfun: int = 20_000) -> tuple[np.ndarray, SolveInfo]:
     """Per-party L-BFGS-B (specs/constrfl.md §2.4: analytic gradient, gtol = tol, ftol = 0),
-    verified after."""
+    verified after.
+    """
     U = np.array(U0, dtype=float, copy=True)
     b = U.shape[0]
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (b,))
@@ -287,7 +290,8 @@ def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
 def solve(method: str, merit: Merit, U0, lin, rho, ctr, tol, merit_at_start=None,
           hess_cache=None):
     """``merit_at_start``, ``hess_cache``: warm-start data of the Newton methods (see
-    :func:`newton_solve`; ignored by L-BFGS-B, the oracle, which evaluates everything)."""
+    :func:`newton_solve`; ignored by L-BFGS-B, the oracle, which evaluates everything).
+    """
     if method == "newton":
         return newton_solve(merit, U0, lin, rho, ctr, tol, merit_at_start=merit_at_start,
                             hess_cache=hess_cache)

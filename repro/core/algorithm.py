@@ -26,7 +26,8 @@ StateT = TypeVar("StateT", covariant=True)
 @runtime_checkable
 class Algorithm(Protocol[ConfigT, StateT]):
     """A federated algorithm: ``config`` (its hyperparameters), ``state`` (what it carries
-    between rounds), ``step()`` (one round) and ``run(...)`` (rounds, returning the state)."""
+    between rounds), ``step()`` (one round) and ``run(...)`` (rounds, returning the state).
+    """
 
     @property
     def config(self) -> ConfigT:

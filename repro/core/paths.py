@@ -143,7 +143,8 @@ def results_dir(override: Path | str | None = None) -> Path:
 
 def figures_dir(override: Path | str | None = None) -> Path:
     """Where tables, figures and reports go (``--out`` > ``$FEDREPRO_FIGURES`` > checkout >
-    ``./figures``)."""
+    ``./figures``).
+    """
     return figures_place(override).path
 
 

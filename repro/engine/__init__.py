@@ -2,4 +2,5 @@
 records (with one records query, :mod:`repro.engine.query`), the comparison with the reported
 numbers (found by :mod:`repro.engine.reported`), reports and plots.
 
-Paper code never imports this package except from its ``experiments/``; see docs/design.md."""
+Paper code never imports this package except from its ``experiments/``; see docs/design.md.
+"""

@@ -91,7 +91,8 @@ def clear_cache() -> None:
 @cache
 def git_commit() -> str:
     """The checkout's commit (``+dirty`` when the package's files differ from it), or ``""``
-    when the package is not inside a fedrepro git checkout (an installed wheel)."""
+    when the package is not inside a fedrepro git checkout (an installed wheel).
+    """
     from repro.core.paths import is_checkout
 
     root = _REPRO.parent

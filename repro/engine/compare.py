@@ -74,14 +74,16 @@ class ReportedRow:
 
 def default_experiment_name(stem: str) -> str:
     """``constrfl_table1`` -> ``constrfl.table1``; ``fairvfl_conf_table1`` ->
-    ``fairvfl.conf_table1``."""
+    ``fairvfl.conf_table1``.
+    """
     paper, _, item = stem.partition("_")
     return f"{paper}.{item}"
 
 
 def load_reported(directory: Path | None = None) -> list[ReportedRow]:
     """Every row of the reported CSVs, by stem then file order: all of them
-    (:func:`repro.engine.reported.reported_files`), or those of one ``directory``."""
+    (:func:`repro.engine.reported.reported_files`), or those of one ``directory``.
+    """
     rows = []
     for path in reported_files(None if directory is None else [Path(directory)]).values():
         with open(path, newline="") as f:
@@ -106,7 +108,8 @@ def half_last_digit(text: str) -> float:
 
 def heading_anchor(heading: str) -> str:
     """The GitHub anchor of a Markdown heading: lower case, punctuation dropped, spaces to
-    hyphens."""
+    hyphens.
+    """
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
@@ -115,7 +118,8 @@ def check_substitute_link(link: str, row_text: str,
     """A ``substitute_data`` row must link an existing entry of ``docs/deviations.md``.
 
     Outside a source checkout (an installed wheel ships no ``docs/``) only the link's form is
-    checked; the entry's existence is checked wherever the file is present (the tests)."""
+    checked; the entry's existence is checked wherever the file is present (the tests).
+    """
     where = f"{row_text}: substitute_data={link!r}"
     prefix = f"{DEVIATIONS}#"
     if not link.startswith(prefix):
@@ -322,14 +326,16 @@ _DEVIATION_LINK = re.compile(r"(?<![\[(/])docs/deviations\.md(#[\w-]+)?")
 
 def linked(reason: str) -> str:
     """A reason for a Markdown table in ``figures/``: its ``docs/deviations.md#anchor``
-    references become links (relative to ``figures/``), pipes are escaped."""
+    references become links (relative to ``figures/``), pipes are escaped.
+    """
     text = reason.replace("|", "\\|")
     return _DEVIATION_LINK.sub(lambda m: f"[{m.group(0)}](../{m.group(0)})", text)
 
 
 def deviation_causes(rows: list[dict]) -> Counter:
     """Deviating rows per cause: the ``docs/deviations.md`` anchor their reason links (the
-    whole reason where it links none)."""
+    whole reason where it links none).
+    """
     causes: Counter = Counter()
     for r in rows:
         if r["verdict"] == "deviates" and is_primary(r):
@@ -363,7 +369,7 @@ def _theirs(r: dict) -> str:
 
 
 def reading_counts(rows: list[dict]) -> dict[str, dict[tuple[str, str, bool], Counter]]:
-    """paper -> (experiment, reading, primary) -> verdict counts."""
+    """Paper -> (experiment, reading, primary) -> verdict counts."""
     out: dict[str, dict[tuple[str, str, bool], Counter]] = defaultdict(dict)
     for r in rows:
         key = (r["experiment"], str(r.get("reading", "as-written")), is_primary(r))
@@ -377,7 +383,8 @@ def _row_id(r: dict) -> tuple:
 
 def _reading_lines(rows: list[dict]) -> list[str]:
     """The per-reading verdict counts (papers with alternatives) and, for every row deviating
-    under the primary reading, its verdict and value under each alternative."""
+    under the primary reading, its verdict and value under each alternative.
+    """
     alt = [r for r in rows if not is_primary(r)]
     if not alt:
         return []
@@ -416,8 +423,9 @@ def _reading_lines(rows: list[dict]) -> list[str]:
 
 
 def reading_findings(rows: list[dict]) -> dict[str, list[str]]:
-    """paper -> one sentence per table: which reading reproduces it best (most rows
-    ``match``/``within_noise``), with the counts of every reading."""
+    """Paper -> one sentence per table: which reading reproduces it best (most rows
+    ``match``/``within_noise``), with the counts of every reading.
+    """
     good = ("match", "within_noise")
     per: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
     for r in rows:
@@ -486,7 +494,8 @@ CLAIM_VERDICTS = ("pass", "fail", "inconclusive", "not_run")
 
 def paper_section_anchor(experiment: str, deviations: Path = DEVIATIONS_FILE) -> str:
     """The anchor of the ``## <package>: ...`` section of ``docs/deviations.md`` (``""`` when
-    there is none)."""
+    there is none).
+    """
     text = deviations.read_text() if deviations.is_file() else ""
     group = experiment.split(".")[0]
     for h in re.findall(r"^## (.+)$", text, flags=re.M):
@@ -501,7 +510,8 @@ def check_claims(experiments: dict[str, Experiment],
                  ) -> list[dict]:
     """Every claim under the primary reading and under each alternative reading with records;
     a failing or inconclusive claim's ``reason`` links its ``docs/deviations.md`` entry (the
-    claim's own, else its paper's section)."""
+    claim's own, else its paper's section).
+    """
     rows = []
     for name, exp in experiments.items():
         runs = [(exp.primary_reading.id, True, records.get(name, ("", [])))]

@@ -59,12 +59,14 @@ class RunContext:
                           ) -> np.random.SeedSequence:
         """The named stream's SeedSequence. ``shared_over`` names config fields the stream must
         not depend on: cells that differ only in those fields (e.g. ``("method",)``: every
-        method of a comparison) draw the same numbers, the same data split or initial point."""
+        method of a comparison) draw the same numbers, the same data split or initial point.
+        """
         return np.random.SeedSequence(self.shared_seed(shared_over), spawn_key=_stream_key(*key))
 
     def shared_seed(self, shared_over: tuple[str, ...] = ()) -> int:
         """The cell seed, or with ``shared_over`` the seed of the cell's identity without those
-        config fields (an unknown field is an error: a typo would silently share nothing)."""
+        config fields (an unknown field is an error: a typo would silently share nothing).
+        """
         if not shared_over:
             return self.seed
         unknown = sorted(set(shared_over) - set(self.config))
@@ -76,13 +78,15 @@ class RunContext:
 
     def rng(self, *key: str | int, shared_over: tuple[str, ...] = ()) -> np.random.Generator:
         """A numpy Generator for the named stream (``shared_over``: see
-        :meth:`seed_sequence_for`)."""
+        :meth:`seed_sequence_for`).
+        """
         return np.random.default_rng(self.seed_sequence_for(*key, shared_over=shared_over))
 
     @property
     def artifacts(self) -> Path:
         """A folder for this experiment's cell-side files (checkpoints): under the run's results
-        folder, so ``--results DIR`` moves them too. Created on first use."""
+        folder, so ``--results DIR`` moves them too. Created on first use.
+        """
         from repro.core.paths import results_dir
 
         folder = results_dir(self.results) / "checkpoints" / self.experiment
@@ -171,7 +175,8 @@ def ordering_verdict(diffs, what: str = "margin") -> tuple[bool | None, str]:
     positive in the claim's direction; issue #15 item 3): ``True`` only when the mean margin
     exceeds twice the sample std of the paired difference, ``False`` when it is below minus
     twice that std, else ``None`` (``inconclusive``); with fewer than two seeds the noise is
-    unknown and the verdict is ``None``."""
+    unknown and the verdict is ``None``.
+    """
     d = np.asarray(list(diffs), dtype=float)
     if d.size == 0:
         return False, f"{what}: no paired seeds"
@@ -236,7 +241,8 @@ class Experiment:
 
     def resolve_scale(self, scale: str) -> str:
         """``auto`` is ``reduced`` if declared, else ``paper``; any other scale must be
-        declared (``reduced`` where none is declared is an error, never a silent ``paper``)."""
+        declared (``reduced`` where none is declared is an error, never a silent ``paper``).
+        """
         if scale == "auto":
             return "reduced" if "reduced" in self.scales else "paper"
         if scale not in self.scales:
@@ -267,14 +273,16 @@ class Experiment:
     def reading_configs(self, scale: str, reading: Reading = AS_WRITTEN
                         ) -> list[tuple[dict, dict]]:
         """``(base, config)`` per cell under ``reading``: the seed comes from ``base``, the
-        record key from ``config`` (module :mod:`repro.engine.readings`)."""
+        record key from ``config`` (module :mod:`repro.engine.readings`).
+        """
         return [(c, reading.apply(c)) for c in self.configs(scale)]
 
 
 def read_as(records: list[RunRecord], reading: Reading) -> list[RunRecord]:
     """The records as ``reading`` reads them: for a metric reading, each reported metric is
     replaced by the recorded metric standing for it (a record lacking one is an error naming
-    the metric and the remedy); other readings return the records unchanged."""
+    the metric and the remedy); other readings return the records unchanged.
+    """
     if not reading.metrics:
         return records
     import dataclasses

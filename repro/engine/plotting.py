@@ -1,4 +1,4 @@
-"""One matplotlib style for every figure; every figure is saved as PNG and PDF.
+r"""One matplotlib style for every figure; every figure is saved as PNG and PDF.
 
 What a paper could print, applied by :func:`save_figure` to every figure (so that no renderer
 has to remember it), and what a renderer calls where it has the data:
@@ -7,8 +7,8 @@ has to remember it), and what a renderer calls where it has the data:
   together, so curves that coincide stay distinguishable; markers on long curves are spaced
   (``markevery``);
 - **math in mathtext**: Greek letters in titles, axis labels and legend entries are set as
-  mathtext (``ε`` -> ``$\\varepsilon$``); renderers write whole expressions as mathtext
-  (``$R(\\theta^*_\\phi)$``);
+  mathtext (``ε`` -> ``$\varepsilon$``); renderers write whole expressions as mathtext
+  (``$R(\theta^*_\phi)$``);
 - **one legend per figure**, outside the data (below the panels), built from every panel's
   labelled artists; panels that draw one label in two styles keep their own legends, each
   placed outside its panel;
@@ -103,7 +103,8 @@ def mathtext(text: str) -> str:
 
 def plot_mean_band(ax, x, runs, *, label: str | None = None, **kwargs):
     """The mean over seeds of ``runs`` (seeds x points) against ``x``, with a band of ±1
-    sample std (ddof = 1) wherever there is more than one seed. Returns the mean's line."""
+    sample std (ddof = 1) wherever there is more than one seed. Returns the mean's line.
+    """
     runs = np.atleast_2d(np.asarray(runs, dtype=float))
     mean = runs.mean(axis=0)
     (line,) = ax.plot(x, mean, label=label, **kwargs)
@@ -146,7 +147,8 @@ def shared_legend(fig):
 
     Entries are every panel's labelled artists, one per label, in drawing order. Where one
     label is drawn in two styles a shared legend would mislead: each panel then keeps a legend
-    of its own, placed outside it on the right. Returns the figure legend, or None."""
+    of its own, placed outside it on the right. Returns the figure legend, or None.
+    """
     entries: dict[str, object] = {}
     styles: dict[str, tuple] = {}
     conflict = False
@@ -182,7 +184,8 @@ def shared_legend(fig):
 
 def finish_figure(fig) -> None:
     """Apply this module's rules to a drawn figure: mathtext, spaced markers, integer ticks,
-    one legend outside the data. :func:`save_figure` calls it."""
+    one legend outside the data. :func:`save_figure` calls it.
+    """
     if fig._suptitle is not None:
         fig._suptitle.set_text(mathtext(fig._suptitle.get_text()))
     for ax in fig.get_axes():

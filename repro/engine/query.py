@@ -38,7 +38,8 @@ def where(records: Iterable[RunRecord], *, ok_only: bool = True,
           **match: Any) -> list[RunRecord]:
     """The records whose config has every ``field=value`` of ``match`` (a callable value is a
     predicate on the field, e.g. ``n=lambda n: n > 1``); a record lacking a field does not
-    match. Order is kept."""
+    match. Order is kept.
+    """
     return [r for r in records if (r.ok or not ok_only)
             and all(_matches(r.config.get(k, _MISSING), v) for k, v in match.items())]
 
@@ -47,7 +48,8 @@ def by(records: Iterable[RunRecord], *fields: str, ok_only: bool = True
        ) -> dict[tuple, list[RunRecord]]:
     """The records grouped by the values of config ``fields`` (a key is the tuple of those
     values, one per field), groups in order of first appearance; a record lacking a field is
-    an error naming it."""
+    an error naming it.
+    """
     if not fields:
         raise ValueError("by() needs at least one config field")
     out: dict[tuple, list[RunRecord]] = {}
@@ -64,7 +66,8 @@ def by(records: Iterable[RunRecord], *fields: str, ok_only: bool = True
 def values(records: Iterable[RunRecord], metric: str | Callable[[RunRecord], float], *,
            ok_only: bool = True) -> tuple[float, ...]:
     """``metric`` of each record, in order: a metric name, or a function of the record (e.g.
-    the last point of a curve); a record lacking the metric is an error naming it."""
+    the last point of a curve); a record lacking the metric is an error naming it.
+    """
     out = []
     for r in records:
         if ok_only and not r.ok:

@@ -59,7 +59,8 @@ class Reading:
 
     def apply(self, config: Mapping[str, Any]) -> dict:
         """The config this reading gives ``config`` (a copy; unchanged where it does not
-        apply)."""
+        apply).
+        """
         base = dict(config)
         if not self.overrides or (self.applies_to is not None and not self.applies_to(base)):
             return base
@@ -76,7 +77,8 @@ def apply_reading(reading: Reading, config: Mapping[str, Any]) -> dict:
 
 def check_readings(name: str, readings: tuple[Reading, ...]) -> None:
     """Raise ``ValueError`` naming the experiment unless the readings have distinct ids and,
-    when any are declared, exactly one is primary."""
+    when any are declared, exactly one is primary.
+    """
     if not readings:
         return
     ids = [r.id for r in readings]
@@ -91,7 +93,8 @@ def check_readings(name: str, readings: tuple[Reading, ...]) -> None:
 def select_readings(name: str, readings: tuple[Reading, ...], which: str | None
                     ) -> tuple[Reading, ...]:
     """``which``: ``None`` or ``"all"`` -> every reading (primary first); ``"primary"`` -> the
-    primary; else the reading with that id (an unknown id is an error listing the known)."""
+    primary; else the reading with that id (an unknown id is an error listing the known).
+    """
     ordered = tuple(sorted(readings or (AS_WRITTEN,), key=lambda r: not r.primary))
     if which in (None, "all"):
         return ordered

@@ -83,7 +83,8 @@ def versions() -> dict[str, str]:
 def record_key(experiment: str, config: dict, data_sha256: dict[str, str],
                code: str = "") -> str:
     """Hash of config + package version + data sha256s + code identity: where the record lives
-    on disk. (The cell's seed is derived from the config alone, never from this key.)"""
+    on disk. (The cell's seed is derived from the config alone, never from this key.)
+    """
     ident = canonical_json({
         "experiment": experiment,
         "config": config,
@@ -199,7 +200,8 @@ def load_record(path: Path) -> RunRecord | None:
     """The record at ``path``, or None if there is none (a torn write never exists).
 
     A file that is there but unusable is quarantined (:func:`quarantine`) and None returned,
-    so the cell counts as never run."""
+    so the cell counts as never run.
+    """
     path = Path(path)
     try:
         rec = RunRecord.from_json(path.read_text())

@@ -36,7 +36,8 @@ def register(exp: Experiment) -> Experiment:
 
 def paper_packages() -> list[tuple[str, Path]]:
     """``(name, folder)`` of every paper package: each subpackage of :mod:`repro` (on every
-    entry of ``repro.__path__``) but ``core`` and ``engine``, sorted by name."""
+    entry of ``repro.__path__``) but ``core`` and ``engine``, sorted by name.
+    """
     found = {}
     for m in pkgutil.iter_modules(repro.__path__):
         if m.ispkg and m.name not in NOT_PAPERS and m.name not in found:
@@ -46,7 +47,8 @@ def paper_packages() -> list[tuple[str, Path]]:
 
 def experiment_modules() -> list[str]:
     """The modules that define experiments: ``repro.<pkg>.experiments`` and, where that is a
-    package, each of its modules (sorted, so registration order never depends on the disk)."""
+    package, each of its modules (sorted, so registration order never depends on the disk).
+    """
     found = []
     for pkg, _ in paper_packages():
         name = f"repro.{pkg}.experiments"

@@ -61,7 +61,8 @@ _DECLARED: list[Paper] = []
 def declare_paper(paper: Paper) -> Paper:
     """Make ``paper`` known (to :func:`paper_of` and the comparison) from a paper package's
     ``experiments`` module; declaring the same paper again is harmless, another paper under a
-    known file id is an error."""
+    known file id is an error.
+    """
     for p in _DECLARED:  # not known_papers(): that would import the packages being imported
         if p.file_id == paper.file_id and p.version == paper.version:
             if p != paper:
@@ -108,7 +109,8 @@ def package_papers(package: str) -> str:
 def smoke_banner(rows: Sequence[dict]) -> str:
     """A one-paragraph warning when any verdict (a row with ``experiment``, ``scale`` and a
     ``verdict`` other than ``not_run``) comes from smoke-scale records, naming those
-    experiments; ``""`` when none does."""
+    experiments; ``""`` when none does.
+    """
     judged = [r for r in rows if r.get("verdict") != "not_run" and r.get("scale")]
     smoke = sorted({r["experiment"] for r in judged if r["scale"] == "smoke"})
     if not smoke:
@@ -173,7 +175,8 @@ def _number(x: float) -> object:
 
 class PaperValues:
     """The printed values of one reported CSV (``repro/reported/<stem>.csv`` or a paper
-    package's ``reported/<stem>.csv``; ``directory``: look only there), by key and metric."""
+    package's ``reported/<stem>.csv``; ``directory``: look only there), by key and metric.
+    """
 
     def __init__(self, stem: str, directory: Path | None = None) -> None:
         if directory is not None:
@@ -191,7 +194,8 @@ class PaperValues:
 
     def get(self, metric: str, **key: object) -> tuple[str, str | None] | None:
         """``(value, std)`` of the one row with this metric and key (``""`` = empty column),
-        None where the paper prints no such row; ``ValueError`` if several rows match."""
+        None where the paper prints no such row; ``ValueError`` if several rows match.
+        """
         want = {k: "" if v is None else str(v) for k, v in key.items()}
         hits = [r for r in self.rows if r.get("metric") == metric
                 and all(r.get(k, "") == v for k, v in want.items())]
@@ -249,7 +253,8 @@ class Table:
 
     def to_csv(self) -> str:
         """One column per plain column; five numeric columns per column of
-        :class:`Measured` cells (a plain cell there, e.g. "not run", leaves them empty)."""
+        :class:`Measured` cells (a plain cell there, e.g. "not run", leaves them empty).
+        """
         measured = self._measured_columns()
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -284,7 +289,8 @@ class Table:
 def write_table(table: Table, out_dir: Path, stem: str) -> list[Path]:
     """Write ``<stem>.md``, ``<stem>.csv`` and ``<stem>.tex`` into ``out_dir``.
 
-    Rendered from stale records (``repro figures`` sets the note), the caption says so."""
+    Rendered from stale records (``repro figures`` sets the note), the caption says so.
+    """
     from repro.engine.code_identity import RENDERING_STALE
 
     if RENDERING_STALE.get() and RENDERING_STALE.get() not in table.caption:

@@ -23,7 +23,7 @@ def reported_dirs() -> list[Path]:
 
 
 def reported_files(directories: list[Path] | None = None) -> dict[str, Path]:
-    """stem -> path of every reported CSV, sorted by stem; a stem found twice is an error."""
+    """Stem -> path of every reported CSV, sorted by stem; a stem found twice is an error."""
     found: dict[str, Path] = {}
     for folder in reported_dirs() if directories is None else directories:
         for path in Path(folder).glob("*.csv"):

@@ -74,7 +74,8 @@ def plan(exp: Experiment, scale: str, reading: Reading | None = None) -> list[Pl
     """The cells of ``exp`` at ``scale`` under ``reading`` (default: the primary) with their
     record keys (the config the reading gives, data and code identity) and seeds (the base
     config's identity only, so neither a code edit nor a reading changes a seed; a reading that
-    changes nothing gives exactly the keys and seeds of an experiment without readings)."""
+    changes nothing gives exactly the keys and seeds of an experiment without readings).
+    """
     reading = exp.primary_reading if reading is None else reading
     shas = data_sha256(exp)
     code, commit = code_hash(exp), git_commit()
@@ -95,7 +96,8 @@ def stale_records(exp: Experiment, scale: str, out: Path | None = None,
                   cells: list[PlannedCell] | None = None) -> dict[str, RunRecord]:
     """Planned key -> the newest record of that cell made by other code (same config and data,
     another key), for the cells that have no current record (default cells: the primary
-    reading's)."""
+    reading's).
+    """
     out = Path(out) if out is not None else results_dir()
     cells = plan(exp, scale) if cells is None else cells
     current = {c.key for c in cells if record_path(out, exp.name, c.key).is_file()}
@@ -131,7 +133,8 @@ def _pid_alive(pid: int) -> bool:
 
 def _lock_holder(lock: Path) -> dict | None:
     """The live holder of ``lock`` as ``{"pid", "host"}``, or None when it is free or stale
-    (a dead process on this host, or an unreadable lock older than a minute)."""
+    (a dead process on this host, or an unreadable lock older than a minute).
+    """
     try:
         holder = json.loads(lock.read_text())
         pid, host = int(holder["pid"]), str(holder["host"])
@@ -154,7 +157,8 @@ def claim(lock: Path) -> dict | None:
     holder.
 
     Created with ``O_EXCL`` so that of two processes exactly one wins; a stale lock (a dead
-    process on this host) is replaced atomically and the claim retried."""
+    process on this host) is replaced atomically and the claim retried.
+    """
     lock.parent.mkdir(parents=True, exist_ok=True)
     me = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
     for _ in range(3):
@@ -194,7 +198,8 @@ class ResultsNotWritable(RuntimeError):
 
 def check_writable(out: Path) -> None:
     """Create ``out`` if needed and write and remove a file in it, or raise
-    :class:`ResultsNotWritable` naming the folder and the remedy."""
+    :class:`ResultsNotWritable` naming the folder and the remedy.
+    """
     try:
         Path(out).mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix=".write-test-")
@@ -229,7 +234,8 @@ def _exit_quietly(signum, frame) -> None:  # pragma: no cover - runs in a worker
 @contextlib.contextmanager
 def _interrupt_wins() -> Iterator[None]:
     """Ctrl-C stops the workers too, and the pool may report their exit before the parent
-    sees its own KeyboardInterrupt: whatever is raised after a SIGINT becomes that."""
+    sees its own KeyboardInterrupt: whatever is raised after a SIGINT becomes that.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -260,7 +266,8 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
     planned; ``busy`` when another live process holds its lock (the record returned then is
     not saved: status ``not_run``, the holder in its reason). An exception propagates (naming
     the cell), unless ``keep_going``: then the cell's record has status ``failed`` and the
-    error as its reason, and a later run retries it."""
+    error as its reason, and a later run retries it.
+    """
     worker_logging()
     if (os.environ.get(_MAIN_PID, str(os.getpid())) != str(os.getpid())
             and threading.current_thread() is threading.main_thread()):
@@ -322,7 +329,7 @@ def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) ->
 
 @contextlib.contextmanager
 def executor(backend: str, jobs: int, address: str | None = None) -> Iterator[None]:
-    """joblib configuration for ``backend``; cluster backends need the ``dist`` extra.
+    """Joblib configuration for ``backend``; cluster backends need the ``dist`` extra.
 
     ``address`` names an existing cluster (a Dask scheduler such as ``tcp://host:8786``, or a
     Ray head such as ``ray://host:10001``); without it ``DASK_SCHEDULER_ADDRESS`` /
@@ -467,7 +474,8 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
 
     A cell without a current record is represented by its newest stale record (made by other
     code, e.g. a GPU sweep this machine cannot redo) unless ``include_stale`` is False; such a
-    record carries ``stale_note == "stale (code <hash>)"`` and is never shown as current."""
+    record carries ``stale_note == "stale (code <hash>)"`` and is never shown as current.
+    """
     out = Path(out) if out is not None else results_dir()
     reading = exp.primary_reading if reading is None else reading
     cells = plan(exp, scale, reading)

@@ -13,7 +13,8 @@ class SeedValues:
     """Mixin for a dataclass with a ``values`` tuple (one number per seed or trial).
 
     ``mean`` is nan without values; ``std`` is the sample std (``ddof=1``) and nan for fewer
-    than two values (a single seed has no measured spread)."""
+    than two values (a single seed has no measured spread).
+    """
 
     values: tuple
 

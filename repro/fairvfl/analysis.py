@@ -29,7 +29,8 @@ class Constants:
 def smoothness_constants(X: np.ndarray, groups: FairnessGroups, mu: float) -> Constants:
     """§10.2: ``L_L = ||X||^2/(4n) + mu``, ``L_D = ||X_a||^2/(4|N^a|) + ||X_b||^2/(4|N^b|)``,
     ``G_D = min(||X_a||/sqrt|N^a| + ||X_b||/sqrt|N^b|, mean_a ||X_i|| + mean_b ||X_i||)``,
-    ``L_12 = sqrt(2) G_D`` (spectral norms; logistic ``|l'| <= 1``, ``l'' <= 1/4``)."""
+    ``L_12 = sqrt(2) G_D`` (spectral norms; logistic ``|l'| <= 1``, ``l'' <= 1/4``).
+    """
     n = len(groups.y)
     Xa, Xb = X[groups.in_a], X[groups.in_b]
     na, nb = len(Xa), len(Xb)
@@ -66,7 +67,8 @@ def grad_L(X: np.ndarray, groups: FairnessGroups, theta: np.ndarray, mu: float) 
 def weighted_logistic_solution(X, groups: FairnessGroups, lam, mu: float,
                                theta0=None) -> np.ndarray:
     """``argmin_theta sum_i w_i(lam) l(X_i theta, y_i) + (mu/2)||theta||^2`` (= argmin f(., lam)
-    when every ``w_i >= 0``), L-BFGS at gtol 1e-11."""
+    when every ``w_i >= 0``), L-BFGS at gtol 1e-11.
+    """
     w = groups.weights(np.asarray(lam, dtype=np.float64))
     y = groups.y
 
@@ -98,7 +100,8 @@ class FixedPoint:
 def fixed_point(X, groups: FairnessGroups, eps: float, mu: float, c: float) -> FixedPoint:
     """§10.6 items 1-3: ``theta_unc``; if ``|D(theta_unc)| <= eps`` then ``lam* = 0``;
     else the root of ``phi(lam) = sign * D(theta*(lam)) - eps - c lam`` on the multiplier of
-    the violated side, within the nonnegative-weight range."""
+    the violated side, within the nonnegative-weight range.
+    """
     n = len(groups.y)
 
     def D_of(th):

@@ -23,7 +23,8 @@ from repro.fairvfl.postprocessing import (
 
 def ceo_mixing(h_train, Y01, a_mask, cost: str = "fnr") -> dict:
     """Pleiss et al. calibrated equalized odds: the group ``g_lo`` with the lower generalized
-    cost, its mixing rate ``alpha`` and the training base rates (§4.3)."""
+    cost, its mixing rate ``alpha`` and the training base rates (§4.3).
+    """
     check_choice("cost", cost, ("fnr", "fpr", "weighted"))
     out = {}
     for name, mask in (("a", a_mask), ("b", ~a_mask)):
@@ -52,7 +53,8 @@ def _ceo_lo_rows(mix: dict, s_test) -> np.ndarray:
 
 def ceo_apply(mix: dict, z_test, s_test, rng: np.random.Generator):
     """One draw: ``floor(alpha n_test(g_lo))`` test rows of ``g_lo``, chosen uniformly without
-    replacement, get the training base rate ``mu_{g_lo}`` as score; ``Y~ = 1[h~ >= 1/2]``."""
+    replacement, get the training base rate ``mu_{g_lo}`` as score; ``Y~ = 1[h~ >= 1/2]``.
+    """
     idx = _ceo_lo_rows(mix, s_test)
     chosen = rng.choice(idx, size=int(np.floor(mix["alpha"] * len(idx))), replace=False)
     h_tilde = expit(np.asarray(z_test, dtype=np.float64))
@@ -64,7 +66,8 @@ def ceo_apply(mix: dict, z_test, s_test, rng: np.random.Generator):
 def ceo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
                     cost: str = "fnr"):
     """Calibrated equalized odds (§4.3), one draw with ``Generator(PCG64(seed + 10_000))``.
-    The records report ``ceo_expected`` instead (issue #16 item 2)."""
+    The records report ``ceo_expected`` instead (issue #16 item 2).
+    """
     check_postprocess_inputs(z_train, y_train, s_train, z_test, s_test)
     h_train = expit(np.asarray(z_train, dtype=np.float64))
     mix = ceo_mixing(h_train, labels01(y_train), np.asarray(s_train, bool), cost)
@@ -76,7 +79,8 @@ def ceo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
 def ceo_expected(z_train, y_train, s_train, z_test, s_test, *,
                  cost: str = "fnr") -> ExpectedPrediction:
     """Exact expectations of ``ceo_apply``: a row of ``g_lo`` is moved to ``mu_{g_lo}`` with
-    probability ``floor(alpha n_lo) / n_lo`` (a uniform subset of that size), others never."""
+    probability ``floor(alpha n_lo) / n_lo`` (a uniform subset of that size), others never.
+    """
     check_postprocess_inputs(z_train, y_train, s_train, z_test, s_test)
     h_train = expit(np.asarray(z_train, dtype=np.float64))
     mix = ceo_mixing(h_train, labels01(y_train), np.asarray(s_train, bool), cost)

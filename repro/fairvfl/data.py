@@ -90,7 +90,8 @@ def _one_hot(column: np.ndarray, categories) -> np.ndarray:
 @cache
 def adult_table() -> Table:
     """UCI Adult, 45,222 x 104 (§5.1): 6 numeric columns, then 98 one-hot columns with the
-    categories of each attribute in sorted order (sex_Female = column 61, sex_Male = 62)."""
+    categories of each attribute in sorted order (sex_Female = column 61, sex_Male = 62).
+    """
     parts = [load_adult("train"), load_adult("test")]
     X = np.concatenate([p.X for p in parts])
     y01 = np.concatenate([p.y for p in parts])
@@ -121,7 +122,8 @@ def _days(end: np.ndarray, start: np.ndarray) -> np.ndarray:
 def compas_table() -> Table:
     """ProPublica COMPAS after the ProPublica filters and race in {AA, Caucasian}: 5,278 x 26
     (§5.2, the feature list is a reconstruction, §11 A3). ``y = +1`` iff no two-year
-    recidivism; group a = African-American."""
+    recidivism; group a = African-American.
+    """
     d = load_compas()
     h = d.feature_names
     X = d.X
@@ -160,7 +162,8 @@ def compas_table() -> Table:
 def crime_table() -> Table:
     """UCI Communities & Crime: 1,994 x 99 (§5.3), features as given in [0, 1] (no scaling).
     ``y = +1`` iff ViolentCrimesPerPop <= 0.375 (low crime, the protected class); group a =
-    racepctblack > 0.06."""
+    racepctblack > 0.06.
+    """
     d = load_crime()
     names = list(d.feature_names)
     drop = [names.index(c) for c in _CRIME_DROP]

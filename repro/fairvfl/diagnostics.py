@@ -44,7 +44,8 @@ class Diagnostic:
 
 def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
     """Accuracy (%) of the classifier that predicts the training split's majority label, on
-    the training and the test split of every run's split (specs/fairvfl.md §5), and their means."""
+    the training and the test split of every run's split (specs/fairvfl.md §5), and their means.
+    """
     train, test = [], []
     for seed in seeds:
         sp = make_split(dataset, int(seed))
@@ -57,7 +58,8 @@ def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
 
 def reported_eo_accuracy(dataset: str, reported) -> dict[str, float]:
     """The EO accuracy (%) each of [J] Table 1, [J] Table 2, [C] Table I prints for a dataset
-    (``reported``: the printed rows, see the module docstring)."""
+    (``reported``: the printed rows, see the module docstring).
+    """
     rows = list(reported)
     out = {}
     for name, (stem, method, metric) in EO_ROWS.items():
@@ -74,7 +76,8 @@ def majority_vs_eo(reported, datasets: Iterable[str] = DATASETS,
                    seeds: Iterable[int] = range(5)) -> dict:
     """Per dataset: the majority classifier's accuracy on our splits, the printed EO accuracies,
     ``J_table1_minus_majority`` (negative: [J] prints an EO below a classifier that satisfies
-    equalized odds exactly) and ``C_minus_J_table1`` (the two versions' EO for the same LM)."""
+    equalized odds exactly) and ``C_minus_J_table1`` (the two versions' EO for the same LM).
+    """
     seeds, reported = tuple(seeds), list(reported)
     out = {}
     for d in datasets:
@@ -100,7 +103,8 @@ def dfpdfn_reading_counts(records, reported, stem: str = "fairvfl_journal_table1
     printed value (specs/fairvfl.md §8: DFP/DFN +-0.05). Rows without records are counted as
     missing.
     Returns per reading ``{"fit": n, "rows": n_with_records, "by_dataset": {...}}`` and
-    ``"missing"``."""
+    ``"missing"``.
+    """
     recs = [r for r in records if getattr(r, "ok", True)]
     rows = [r for r in reported if r.stem == stem and r.metric in ("DFP", "DFN")]
     out = {rid: {"fit": 0, "rows": 0, "by_dataset": {}} for rid in METRIC_READINGS}

@@ -29,7 +29,8 @@ from repro.fairvfl.postprocessing import (
 @dataclass(frozen=True)
 class EOProgram:
     """The LP ``min c^T p  s.t.  A_eq p = 0,  0 <= p <= 1`` over
-    ``p = (p_1a, p_0a, p_1b, p_0b)``, ``p_{yhat,g} = P(Y~ = 1 | Yhat = yhat, A = g)``."""
+    ``p = (p_1a, p_0a, p_1b, p_0b)``, ``p_{yhat,g} = P(Y~ = 1 | Yhat = yhat, A = g)``.
+    """
 
     c: np.ndarray
     A_eq: np.ndarray
@@ -46,7 +47,8 @@ def _rates(yhat01: np.ndarray, Y01: np.ndarray, mask: np.ndarray):
 
 def eo_program(yhat01, Y01, a_mask, constraint: str = "odds") -> EOProgram:
     """Build the Hardt et al. LP (§4.2). Error = sum_g [P_g (1 - TPR~_g) + N_g FPR~_g] / n with
-    ``TPR~_g = p_1g TPR_g + p_0g (1 - TPR_g)``, ``FPR~_g = p_1g FPR_g + p_0g (1 - FPR_g)``."""
+    ``TPR~_g = p_1g TPR_g + p_0g (1 - TPR_g)``, ``FPR~_g = p_1g FPR_g + p_0g (1 - FPR_g)``.
+    """
     check_choice("constraint", constraint, ("odds", "opportunity"))
     yhat01, Y01 = np.asarray(yhat01), np.asarray(Y01)
     n = len(Y01)
@@ -73,7 +75,8 @@ def solve_eo_program(prog: EOProgram) -> tuple[np.ndarray, float]:
 
 def eo_fit(z_train, y_train, s_train, constraint: str = "odds") -> np.ndarray:
     """The mixing probabilities ``p = (p_1a, p_0a, p_1b, p_0b)`` of the Hardt et al. derived
-    predictor fitted on the training split (§4.2, §11 A9)."""
+    predictor fitted on the training split (§4.2, §11 A9).
+    """
     z_train = check_vector("z_train", z_train)
     check_vector("y_train", y_train, length=len(z_train), length_of="z_train")
     check_labels("y_train", y_train, (-1, 1), shown="labels in {-1, +1}",
@@ -93,7 +96,8 @@ def _eo_prob_one(p: np.ndarray, z_test, s_test) -> tuple[np.ndarray, np.ndarray]
 
 def eo_apply(p: np.ndarray, z_test, s_test, rng: np.random.Generator):
     """One draw of the derived predictor: ``Y~ ~ Bernoulli(p_{Yhat,A})``; score-flip
-    convention ``p~ = p`` if the decision is kept, ``1 - p`` if flipped (§11 A10)."""
+    convention ``p~ = p`` if the decision is kept, ``1 - p`` if flipped (§11 A10).
+    """
     prob_one, yhat = _eo_prob_one(p, z_test, s_test)
     ytilde = (rng.random(len(yhat)) < prob_one).astype(int)
     score = expit(np.asarray(z_test, dtype=np.float64))
@@ -104,7 +108,8 @@ def eo_apply(p: np.ndarray, z_test, s_test, rng: np.random.Generator):
 def eo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
                    constraint: str = "odds"):
     """Hardt et al. derived predictor (§4.2), one draw with ``Generator(PCG64(seed +
-    10_000))``. The records report ``eo_expected`` instead (issue #16 item 2)."""
+    10_000))``. The records report ``eo_expected`` instead (issue #16 item 2).
+    """
     check_postprocess_inputs(z_train, y_train, s_train, z_test, s_test)
     p = eo_fit(z_train, y_train, s_train, constraint)
     rng = np.random.Generator(np.random.PCG64(seed + TEST_SEED_OFFSET))

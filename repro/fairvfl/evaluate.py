@@ -19,7 +19,8 @@ from repro.fairvfl.metric_readings import group_rates, rate_readings
 
 def metrics_from_scores(y, s, z) -> dict[str, float]:
     """Metrics of a scored model: ``yhat = +1 iff z >= 0``, DEO on ``log(1 + e^{-z})``,
-    score ``sigma(z)``."""
+    score ``sigma(z)``.
+    """
     z = check_vector("z", z, length=len(check_vector("y", y)), length_of="y").astype(
         np.float64)
     return metrics_from_decisions(y, s, np.where(z >= 0, 1, -1), np.logaddexp(0.0, -z),
@@ -39,7 +40,8 @@ def metrics_from_predictor(y, s, q, losses, scores) -> dict[str, float]:
 
     ``y`` in {-1, +1}; ``s`` True = group a; ``q = P(Y~ = +1)`` per row; ``losses`` one per row
     (``-log p~``, expected for a randomized predictor); ``scores``: probability of ``y = +1``.
-    AC = mean of ``q`` on positives and ``1 - q`` on negatives: the exact expected accuracy."""
+    AC = mean of ``q`` on positives and ``1 - q`` on negatives: the exact expected accuracy.
+    """
     y = check_vector("y", y)
     check_labels("y", y, (-1, 1), shown="labels in {-1, +1}",
                  remedy="for labels in {0, 1} pass 2 * y - 1")

@@ -45,7 +45,8 @@ class FairVFLParams:
     [J] §5.1 prints ``eta_t = 100`` for both models, but at that step our MLP stays at the
     majority rate (specs/fairvfl.md §3.2,
     ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
-    the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently."""
+    the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently.
+    """
 
     eps: float = 0.01
     eta: float | None = None
@@ -88,7 +89,8 @@ class RoundState:
 @dataclass(frozen=True)
 class RoundMessages:
     """What crossed the wire in one round (returned by ``step``): one broadcast per party and
-    ``Q_k^(t)`` uploads of every active party (1 of every passive party), in party order."""
+    ``Q_k^(t)`` uploads of every active party (1 of every passive party), in party order.
+    """
 
     to_active: tuple[ActiveBroadcast, ...]
     to_passive: tuple[PassiveBroadcast, ...]
@@ -116,7 +118,8 @@ class FairVFL:
     @property
     def config(self) -> FairVFLParams:
         """The hyperparameters under the one name every paper's algorithm uses
-        (:class:`repro.core.algorithm.Algorithm`); ``params`` is the same object."""
+        (:class:`repro.core.algorithm.Algorithm`); ``params`` is the same object.
+        """
         return self.params
 
     def __init__(self, blocks, y, s, params: FairVFLParams, *, init_generators=None,
@@ -164,7 +167,8 @@ class FairVFL:
 
     def test_scores(self, X_test_blocks) -> np.ndarray:
         """Scores ``z = sum_k g_k(theta_k; X_test^k)`` of new rows (one matrix per party, in
-        the parties' order, with the columns each party was trained on)."""
+        the parties' order, with the columns each party was trained on).
+        """
         X_test_blocks = list(X_test_blocks)
         if len(X_test_blocks) != len(self.parties):
             raise ValueError(f"X_test_blocks must hold one matrix per party "

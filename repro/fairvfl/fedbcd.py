@@ -15,6 +15,7 @@ from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
 def FedBCD(blocks, y, s, params: FairVFLParams | None = None, **options) -> FairVFL:
     """FedBCD ([C] ref. [7], §4.1): :class:`FairVFL` with ``fair=False``, so lam stays 0 and
     every sample weighs 1/n. ``params`` (default ``FairVFLParams()``) and ``options``
-    (``init_generators``, ``rng``) are those of :class:`FairVFL`."""
+    (``init_generators``, ``rng``) are those of :class:`FairVFL`.
+    """
     params = FairVFLParams() if params is None else params
     return FairVFL(blocks, y, s, dataclasses.replace(params, fair=False), **options)

@@ -19,7 +19,8 @@ import numpy as np
 @dataclass(frozen=True)
 class ActiveBroadcast:
     """Server -> active party: the round-start scores and dual variable ([C] Alg. 2 line 4,
-    [J] Alg. 1)."""
+    [J] Alg. 1).
+    """
 
     z: np.ndarray
     lam: np.ndarray

@@ -123,7 +123,8 @@ def _inputs(y, s, q, score=None):
 def rate_readings(y, s, q, score) -> dict[str, float]:
     """DFP and DFN under all five readings (table in the module docstring).
 
-    ``q``: P(Y~ = +1) per row (0/1 decisions allowed); ``score``: probability of ``y = +1``."""
+    ``q``: P(Y~ = +1) per row (0/1 decisions allowed); ``score``: probability of ``y = +1``.
+    """
     y, s, q, score = _inputs(y, s, q, score)
     groups = (s, ~s)
     neg = tuple(m & (y == -1) for m in groups)

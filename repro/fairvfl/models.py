@@ -89,7 +89,8 @@ class MLPBlock:
         """``g(theta; X)``. On the party's own ``X`` the pass is recorded, and the next
         :meth:`vjp` at the same ``theta`` (the next round's, for a passive party) reuses it
         instead of running the network again: one forward pass per step, not two, with the
-        same kernels on the same inputs, so the results are bitwise those of a fresh pass."""
+        same kernels on the same inputs, so the results are bitwise those of a fresh pass.
+        """
         torch = self.torch
         if X is not None:
             with torch.no_grad():

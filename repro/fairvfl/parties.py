@@ -60,7 +60,8 @@ class ActiveParty(_Party):
         """``n_steps`` local steps; after each one the party sends ``u_k = g_k(theta_k; X^k)``
         to the server, as [C] Alg. 1 line 7 and [J] Alg. 2 line 8 print it (the send sits
         inside the ``while`` loop). Returns the uploads in order; the server's ``z^(t+1)``
-        uses the last one, so the iterates are those of a single upload per round."""
+        uses the last one, so the iterates are those of a single upload per round.
+        """
         if not isinstance(message, ActiveBroadcast):
             raise TypeError(f"an active party receives ActiveBroadcast, got {type(message)}")
         if n_steps < 1:
@@ -112,7 +113,8 @@ class Server:
 
     def receive(self, uploads: list[Upload]) -> None:
         """``z = sum_k u_k`` over the latest upload of every party (an active party may send
-        several per round, [C] Alg. 1 line 7 / [J] Alg. 2 line 8), summed in party order."""
+        several per round, [C] Alg. 1 line 7 / [J] Alg. 2 line 8), summed in party order.
+        """
         self.inbox.extend(uploads)
         latest = {up.party: up for up in uploads}
         z = np.zeros(self.groups.n)
@@ -128,7 +130,8 @@ class Server:
 
     def dual_step(self, c_t: float) -> float:
         """``lam <- [lam + beta grad_lam f~_t(theta^(t+1), lam)]_+`` ([C](9), [J](10)); returns
-        D(theta^(t+1)). FedBCD (``fair=False``) keeps ``lam = 0``."""
+        D(theta^(t+1)). FedBCD (``fair=False``) keeps ``lam = 0``.
+        """
         d = self.groups.deo_signed(self.z)
         if self.fair:
             self.lam = nonneg_projection(self.lam + self.beta

@@ -26,7 +26,8 @@ TEST_SEED_OFFSET = 10_000  # specs/fairvfl.md §4.2: Generator(PCG64(seed_run + 
 class ExpectedPrediction:
     """A randomized predictor by its exact expectations per test row: ``q = P(Y~ = +1)``,
     ``score = E[p~]`` (probability of ``y = +1`` after post-processing) and ``losses =
-    E[-log clip(p~)]`` (the loss-based DEO is linear in the per-row losses)."""
+    E[-log clip(p~)]`` (the loss-based DEO is linear in the per-row losses).
+    """
 
     q: np.ndarray
     score: np.ndarray
@@ -36,7 +37,8 @@ class ExpectedPrediction:
 
 def flip_expectation(q, z_test) -> ExpectedPrediction:
     """Expectations of a predictor that flips the base decision ``1[z >= 0]`` at random with
-    ``P(Y~ = 1) = q`` and, where it flips, replaces the score ``h`` by ``1 - h`` (§11 A10)."""
+    ``P(Y~ = 1) = q`` and, where it flips, replaces the score ``h`` by ``1 - h`` (§11 A10).
+    """
     q = np.asarray(q, dtype=np.float64)
     h = expit(np.asarray(z_test, dtype=np.float64))
     keep = np.where(np.asarray(z_test) >= 0, q, 1.0 - q)

@@ -39,7 +39,8 @@ class FairnessGroups:
     @classmethod
     def from_labels(cls, y: np.ndarray, s: np.ndarray) -> FairnessGroups:
         """``y`` in {-1, +1} (``ValueError`` otherwise, with the remedy for 0/1 labels) and
-        ``s`` booleans or 0/1 (True = group a), one per row of ``y``."""
+        ``s`` booleans or 0/1 (True = group a), one per row of ``y``.
+        """
         y = check_vector("y", y)
         check_labels("y", y, (-1, 1), shown="labels in {-1, +1}", remedy=LABEL_REMEDY)
         s = check_vector("s", s, length=len(y), length_of="y")
@@ -85,7 +86,8 @@ class FairnessGroups:
 
     def deo_signed(self, z: np.ndarray) -> float:
         """``D = l^a - l^b`` on the positives of each group (Definition 1); only the rows of
-        ``N^a`` and ``N^b`` are evaluated."""
+        ``N^a`` and ``N^b`` are evaluated.
+        """
         return float(softplus(-z[self.in_a]).mean() - softplus(-z[self.in_b]).mean())
 
 

@@ -1,6 +1,7 @@
 """The flat parameter vector ``theta = [omega; psi]`` of paper 004's algorithms and its
 coordinate blocks, each with its own step, penalty and gradient multiplier
-(specs/fedmm.md §1.4, block-wise form; §5)."""
+(specs/fedmm.md §1.4, block-wise form; §5).
+"""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def as_parameter_vector(theta0) -> Tensor:
     real numbers becomes a CPU tensor of the same precision (float32 stays float32, everything
     else float64). The algorithms' state (:class:`repro.fedmm.federated.FedState`) and the
     vectors handed to the player-gradient oracle are torch tensors of that dtype;
-    ``state.theta0.numpy()`` gives the result back as numpy."""
+    ``state.theta0.numpy()`` gives the result back as numpy.
+    """
     if isinstance(theta0, Tensor):
         return theta0
     arr = np.asarray(theta0)

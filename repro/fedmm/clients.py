@@ -34,7 +34,8 @@ class ClientData:
 
 def allocate_two_clients(n_source: int, n_target: int, p: float) -> tuple[ClientData, ClientData]:
     """specs/fedmm.md §4.3: client 1 gets the first floor(p n_S) source and floor((1-p) n_T) target
-    rows."""
+    rows.
+    """
     check_range("p", p, low=0, high=1)
     ks, kt = int(np.floor(p * n_source)), int(np.floor((1 - p) * n_target))
     src, tgt = np.arange(n_source), np.arange(n_target)
@@ -60,7 +61,8 @@ def code_evaluated_client(clients) -> int:
     mirror image (client 1 gets the fraction p of the source data), so the authors' evaluated
     client is our client 0: at p = 1 the source-only client. For the split settings of Fig. 5
     it is the first source-only client, also index 0. Raises when client 0 holds no source
-    data (the code's evaluated client always trains on source labels)."""
+    data (the code's evaluated client always trains on source labels).
+    """
     clients = list(clients)
     if not clients or len(clients[0].source) == 0:
         raise ValueError("the authors' evaluated client holds source data; client 0 has none "
@@ -71,7 +73,8 @@ def code_evaluated_client(clients) -> int:
 
 class BatchStream:
     """Consecutive batches of a shuffled index set; reshuffle when the next batch would reach
-    past the end."""
+    past the end.
+    """
 
     def __init__(self, indices: np.ndarray, batch: int, rng: np.random.Generator) -> None:
         if batch > 0 and len(indices) < batch:

@@ -1,5 +1,6 @@
 """FedAvgGDA, Algorithm 2 of paper 004 with L_i = f_i (specs/fedmm.md §2): the local GDA of
-:mod:`repro.fedmm.local_gda` with no prox and no duals, followed by plain averaging."""
+:mod:`repro.fedmm.local_gda` with no prox and no duals, followed by plain averaging.
+"""
 
 from __future__ import annotations
 

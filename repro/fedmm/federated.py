@@ -5,7 +5,8 @@ All algorithms act on one flat vector ``theta = [omega; psi]`` per party
 (:mod:`repro.fedmm.blocks`) and on the clients' player gradients ``G_i``
 (:class:`repro.fedmm.problem.PlayerGradient`). The algorithms: :mod:`repro.fedmm.fedmm`
 (Algorithm 3), :mod:`repro.fedmm.fedavg_gda` and :mod:`repro.fedmm.fedprox_gda` (Algorithm 2),
-:mod:`repro.fedmm.fedsgda`; by name: :mod:`repro.fedmm.methods`."""
+:mod:`repro.fedmm.fedsgda`; by name: :mod:`repro.fedmm.methods`.
+"""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ omega, ``d = beta`` on psi)::
 
 The paper's "dual descent/ascent" labels are swapped (specs/fedmm.md §1.4) but the formulas are
 these. Alg. 3 line 19 prints ``psi_i^{t+1}`` for the server's psi average; (16) (with
-``psi_i^{t+}``) is used, as in the authors' code."""
+``psi_i^{t+}``) is used, as in the authors' code.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """FedSGDA (Peng et al.; Algorithm 1 of paper 004, body lost in the text; specs/fedmm.md §2):
-one stochastic gradient per client at the global point, averaged by the server."""
+one stochastic gradient per client at the global point, averaged by the server.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def FedSGDA(config: BaselineConfig, theta0: Tensor, n_clients: int,
             oracle: PlayerGradient, backend: str = "vectorized") -> FedAvgGDA:
     """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; specs/fedmm.md §2): one stochastic
     gradient per client at the global point, averaged by the server. Identical to FedAvgGDA with
-    M = 1 and no prox."""
+    M = 1 and no prox.
+    """
     return FedAvgGDA(BaselineConfig(config.blocks, prox=False), theta0, n_clients,
                      LocalGDA(oracle, 1, backend))

@@ -65,7 +65,7 @@ class QuadInstance:
         return np.linalg.solve(self.C.mean(0), self.B.mean(0).T @ w - self.c.mean(0))
 
     def grad_phi(self, w: np.ndarray) -> np.ndarray:
-        """grad Phi(w) = Abar w + Bbar psi*(w) + abar (Danskin on the global f)."""
+        """Grad Phi(w) = Abar w + Bbar psi*(w) + abar (Danskin on the global f)."""
         return self.A.mean(0) @ w + self.B.mean(0) @ self.psi_star(w) + self.a.mean(0)
 
 
@@ -121,7 +121,8 @@ class QuadOracle:
 
 class ExactLocalSolver:
     """FedMM-exact: the stationary point of each L_i, G_i(theta) + mu(theta - theta0) + d_i = 0,
-    i.e. (K_i + diag(mu)) theta = mu theta0 - k_i - d_i (one linear solve per client)."""
+    i.e. (K_i + diag(mu)) theta = mu theta0 - k_i - d_i (one linear solve per client).
+    """
 
     def __init__(self, inst: QuadInstance) -> None:
         self.K = torch.from_numpy(inst.K())
@@ -145,7 +146,8 @@ class NLInstance:
     Still strongly concave (quadratic) in p, so psi*(w) = Cbar^{-1}(Bbar' w - cbar + gamma
     bbar * sin(w[:d2])) and grad Phi(w) = mean_i grad_w f_i(w, psi*(w)) stay closed form; the
     cross Hessian B_i + gamma [diag(b_i cos(w[:d2])); 0] varies with w, so Lemma 1's constant is
-    L12 = max_i (||B_i|| + gamma max|b_i|) (a sup bound, not attained by construction)."""
+    L12 = max_i (||B_i|| + gamma max|b_i|) (a sup bound, not attained by construction).
+    """
 
     q: QuadInstance
     gamma: float
@@ -216,7 +218,8 @@ class NLInstance:
 
 def gen_NL(seed: int, N: int = 4, d1: int = 6, d2: int = 4, gamma: float = 0.5) -> NLInstance:
     """Q of ``gen_Q(seed)`` plus phases ~ U[0, 2 pi) and couplings b ~ U[-1, 1] drawn from
-    ``default_rng([seed, 1])``."""
+    ``default_rng([seed, 1])``.
+    """
     rng = np.random.default_rng([seed, 1])
     return NLInstance(gen_Q(seed, N, d1, d2), gamma, rng.uniform(0, 2 * np.pi, (N, d1)),
                       rng.uniform(-1, 1, (N, d2)))
@@ -239,7 +242,8 @@ class NLOracle:
 class NewtonLocalSolver:
     """FedMM-exact on :class:`NLInstance`: solves G_i(theta) + mu (theta - theta0) + d_i = 0 by
     Newton's method from theta0 to ``tol`` (sup norm of the residual); raises when it does not
-    converge in ``max_iter`` steps (the local problem is then not monotone: raise mu)."""
+    converge in ``max_iter`` steps (the local problem is then not monotone: raise mu).
+    """
 
     def __init__(self, inst: NLInstance, tol: float = 1e-13, max_iter: int = 50) -> None:
         self.inst, self.tol, self.max_iter = inst, tol, max_iter
@@ -274,7 +278,8 @@ def random_da_problem(net: DANet, n: int = 64, batch: int = 8, p: float = 1.0, n
     """Two clients (imbalance ``p``) of a :class:`DAProblem` on ``n`` random 28x28x3 uint8
     source images with random labels and ``n`` random target images, all drawn from
     ``torch.Generator().manual_seed(seed)``; minibatch streams from ``default_rng([seed, i,
-    domain])``, dropout from ``manual_seed(100 + i)``."""
+    domain])``, dropout from ``manual_seed(100 + i)``.
+    """
     g = torch.Generator().manual_seed(seed)
     sx = torch.randint(0, 256, (n, 28, 28, 3), dtype=torch.uint8, generator=g)
     sy = torch.randint(0, 10, (n,), generator=g)

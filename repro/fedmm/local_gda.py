@@ -9,7 +9,8 @@ In the player form (:mod:`repro.fedmm.problem`) one step of block b is::
 On psi, ``-[ -grad f + mu2 (psi - psi0) + beta ]`` is exactly the bracket of (12). Clients are
 vectorized: the ``vectorized`` backend updates an ``(N, D)`` tensor at once; the ``loop``
 backend calls the per-client oracle one client at a time (the equality oracle of the tests and
-the baseline of ``bench/fedmm.py``)."""
+the baseline of ``bench/fedmm.py``).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The typed messages of paper 004's protocol (Algorithms 2 and 3): what the server broadcasts
-and what each client uploads in a round. Nothing else crosses the wire."""
+and what each client uploads in a round. Nothing else crosses the wire.
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ an algorithm from (:data:`METHODS`, :func:`build`).
 Each factory takes the coordinate blocks, the initial ``theta0``, the clients' player-gradient
 oracle and the local-solver settings, and returns the algorithm with a :class:`LocalGDA` on that
 oracle: FedMM (Algorithm 3), FedAvgGDA and FedProxGDA (Algorithm 2), FedSGDA (one local step,
-``local_steps`` ignored)."""
+``local_steps`` ignored).
+"""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ def _conv_bn(c_in: int, c_out: int, k: int, stride: int, groups: int = 1,
 
 class InvertedResidual(nn.Module):
     """MobileNetV2's inverted residual block: 1x1 expand (unless t = 1), 3x3 depthwise, 1x1
-    linear projection; identity shortcut when stride 1 and c_in = c_out."""
+    linear projection; identity shortcut when stride 1 and c_in = c_out.
+    """
 
     def __init__(self, c_in: int, c_out: int, stride: int, expand: int) -> None:
         super().__init__()

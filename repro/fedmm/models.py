@@ -201,7 +201,8 @@ class OfficeHeads(DANet):
     def features(self, p, x: Tensor, mean: Tensor | None = None, train: bool = True,
                  stats: dict | None = None, masks: dict | None = None) -> Tensor:
         """``train``: batch statistics (written into ``stats`` for the running averages);
-        eval: ``stats['running_mean'/'running_var']``."""
+        eval: ``stats['running_mean'/'running_var']``.
+        """
         h = F.linear(x.to(p["bott.weight"].dtype), p["bott.weight"], p["bott.bias"])
         if train:
             mu = h.mean(0)

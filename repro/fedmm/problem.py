@@ -123,7 +123,8 @@ class DAProblem:
     @torch.no_grad()
     def predict(self, theta: Tensor, x: Tensor, chunk: int = 2000) -> Tensor:
         """Eval-mode predictions of the model ``theta`` (no dropout; MNIST: the whole evaluated
-        set's mean is subtracted, as the authors' code feeds it in one batch)."""
+        set's mean is subtracted, as the authors' code feeds it in one batch).
+        """
         p = self.net.unflatten(theta)
         mean = x.to(self.dtype).mean() if not self.has_bn else None
         stats = {"running_mean": self.running[:, 0].mean(0),

@@ -37,7 +37,7 @@ PRESETS = ("paper", "code")
 
 
 def blocks_for(net: DANet, task: str, preset: str) -> tuple[Block, Block]:
-    """omega and psi blocks of specs/fedmm.md §5.
+    """Omega and psi blocks of specs/fedmm.md §5.
 
     ``paper``: mu = 1; MNIST eta = 0.01 for both players; Office heads eta_omega = 0.01 (the
     frozen backbone has no parameters here), eta_psi = 0.04 / 0.1 / 0.1 (DANN / MDD / CDAN).
@@ -58,7 +58,8 @@ def blocks_for(net: DANet, task: str, preset: str) -> tuple[Block, Block]:
 def stream_seed(*key) -> int:
     """A 63-bit seed from a stable identity (sha256, never Python's ``hash``): the init and the
     minibatch streams depend on (seed, DA method, data) only, so every algorithm of a comparison
-    starts from the same weights and sees the same batches."""
+    starts from the same weights and sees the same batches.
+    """
     d = hashlib.sha256(json.dumps([str(k) for k in key]).encode()).digest()
     return int.from_bytes(d[:8], "little") >> 1
 
@@ -81,7 +82,8 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
     non-contiguous output sends max-pool down a ~9x slower path); on an H100 it is 1.14-1.31x
     faster. The two backends agree in exact arithmetic but not in the last bits, and after a
     few rounds theta0 differs by up to 1e-2, so the backend is part of a cell's config and
-    records of different backends never mix."""
+    records of different backends never mix.
+    """
     override = override if override is not None else os.environ.get(BACKEND_ENV) or None
     if override is not None:
         check_choice(f"backend (${BACKEND_ENV})", override, BACKENDS)
@@ -92,7 +94,8 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
 @dataclass(frozen=True)
 class RunSpec:
     """One training run: the algorithm, its rounds and local steps M, the evaluation and
-    checkpoint periods, the preset of specs/fedmm.md §5 and the local-step backend."""
+    checkpoint periods, the preset of specs/fedmm.md §5 and the local-step backend.
+    """
 
     algorithm: str
     rounds: int
@@ -112,7 +115,8 @@ class RunSpec:
 
 def checkpoint_name(seed: int, code: str = "") -> str:
     """A cell's checkpoint file name: the cell's seed and the code's identity, so that code
-    edited since is never resumed from it. The folder is the engine's (``ctx.artifacts``)."""
+    edited since is never resumed from it. The folder is the engine's (``ctx.artifacts``).
+    """
     return f"{seed:016x}" + (f"-{code[:16]}" if code else "") + ".pt"
 
 
@@ -122,7 +126,8 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
     """Run ``spec.rounds`` rounds, logging (round, acc of theta0, acc of client
     ``code_client``'s local model: what the authors' code evaluates, see
     :func:`repro.fedmm.clients.code_evaluated_client`) every ``eval_every`` rounds and at the
-    end. Returns the final algorithm state."""
+    end. Returns the final algorithm state.
+    """
     blocks = blocks_for(net, task, spec.preset)
     alg = build(spec.algorithm, blocks, theta0, problem, local_steps=spec.local_steps,
                 backend=spec.backend,
@@ -155,8 +160,9 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
 
 
 def summary_metrics(rounds: list[float], acc: list[float], tol_pp: float = 0.5) -> dict:
-    """best accuracy, final (mean of the last 5 evaluations), R_conv (first evaluated round
-    with acc >= best - 0.5 pp, specs/fedmm.md §6) and the argmax round."""
+    """Best accuracy, final (mean of the last 5 evaluations), R_conv (first evaluated round
+    with acc >= best - 0.5 pp, specs/fedmm.md §6) and the argmax round.
+    """
     a, r = np.asarray(acc), np.asarray(rounds)
     best = float(a.max())
     conv = float(r[np.argmax(a >= best - tol_pp / 100)])

@@ -68,7 +68,8 @@ class ClientEngine:
     def _stacked_gradients(self, params: Params, idx: torch.Tensor, mask: torch.Tensor | None,
                            buffers: StackedGradBuffers | None) -> tuple[torch.Tensor, Params]:
         """Vectorized backend: one gather of the n minibatches (one index tensor), then
-        :func:`stacked_loss_and_grads`; with ``buffers`` the gradients alias them."""
+        :func:`stacked_loss_and_grads`; with ``buffers`` the gradients alias them.
+        """
         n, B = idx.shape
         if buffers is None:
             buffers = StackedGradBuffers(params, B)
@@ -122,7 +123,8 @@ class ClientEngine:
 
     def _buffers(self, params: Params, batch: int) -> StackedGradBuffers:
         """Scratch tensors of the local steps, kept across rounds (nothing returned aliases
-        them: local_sgd returns the models, never the gradients)."""
+        them: local_sgd returns the models, never the gradients).
+        """
         key = (batch, *(tuple(p.shape) for p in params))
         if self._scratch_key != key:
             self._scratch, self._scratch_key = StackedGradBuffers(params, batch), key
@@ -133,7 +135,8 @@ class ClientEngine:
                            active: torch.Tensor | None = None) -> tuple[Params, Params | None]:
         """:meth:`local_sgd` on stacked models updated in place: the same operations in the
         same order as the loop (``g += correction; u -= lr * g``), no per-step allocation of
-        model-sized tensors."""
+        model-sized tensors.
+        """
         u = stack(theta, self.data.n)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
@@ -169,7 +172,8 @@ class ClientEngine:
     def _evaluate(self, theta: Params, split: str) -> tuple[torch.Tensor, torch.Tensor]:
         """The loop backend evaluates each client on its own rows (the oracle of the segment
         sums below); the vectorized one runs the model over the concatenated split in chunks
-        and sums per client with ``index_add``."""
+        and sums per client with ``index_add``.
+        """
         X = self.data.X_train if split == "train" else self.data.X_val
         y = self.data.y_train if split == "train" else self.data.y_val
         n = self.data.n

@@ -65,7 +65,8 @@ def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np
 
     ``X`` (rows, features) and ``y`` (integer labels in ``0..classes-1``) are numpy arrays;
     ``parts[i]`` holds the rows of client ``i`` (no row in two clients). Bad inputs raise
-    ``ValueError`` naming the argument."""
+    ``ValueError`` naming the argument.
+    """
     check_range("train_fraction", train_fraction, low=0, high=1, low_open=True, high_open=True)
     X = check_matrix("X", X)
     y = check_vector("y", y, length=X.shape[0], length_of="X")
@@ -117,7 +118,8 @@ def _check_parts(parts: list[np.ndarray], rows: int) -> None:
 @dataclass(frozen=True)
 class RoundDraws:
     """Global row indices ``idx`` (S, n, B) into the train split and dropout masks
-    ``mask`` (S, n, B, h) with entries 0 or 1/(1-p); ``mask`` is None without dropout."""
+    ``mask`` (S, n, B, h) with entries 0 or 1/(1-p); ``mask`` is None without dropout.
+    """
 
     idx: torch.Tensor
     mask: torch.Tensor | None

@@ -26,7 +26,8 @@ MIN_CLIENT_SIZE = 10
 @lru_cache(maxsize=1)
 def _pool(task: str) -> tuple[np.ndarray, np.ndarray]:
     """The scaled training pool, cached per process (the cells of a sweep share it); the
-    arrays are read-only so that no caller can change the cached copy."""
+    arrays are read-only so that no caller can change the cached copy.
+    """
     if task == "MNIST":
         from repro.core.data.mnist import load_mnist
 

@@ -18,7 +18,8 @@ __all__ = ["DRFA", "DRFAHyper"]
 @dataclass(frozen=True)
 class DRFAHyper:
     """DRFA, full participation (specs/relfair.md §3.4, A9): lr 0.1, tau = J = 5 local steps,
-    gamma 1e-3."""
+    gamma 1e-3.
+    """
 
     ambiguity: RelativeAmbiguitySet
     lr: float = 0.1

@@ -67,7 +67,8 @@ LOCAL_WORK = ("steps", "epochs")
 def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
     """Per-client minibatch steps of ``epochs`` local epochs: ``epochs * ceil(N_i / B)``
     (App. J.2, "the numbers of local epochs J of all the algorithms except for SAFL to be 5";
-    the primary reading of relfair, issue #15)."""
+    the primary reading of relfair, issue #15).
+    """
     sizes = np.asarray(train_sizes, dtype=np.int64)
     if sizes.ndim != 1 or sizes.min(initial=1) < 1:
         raise ValueError(f"train_sizes must be positive client sizes, got {sizes!r}")
@@ -78,20 +79,23 @@ def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
 
 class FederatedMethod:
     """A method of paper 002: ``hyper_type`` names its hyperparameter class; :meth:`step` runs
-    one round, :meth:`run` several."""
+    one round, :meth:`run` several.
+    """
 
     hyper_type: type = object
 
     @property
     def config(self):
         """The hyperparameters under the one name every paper's algorithm uses
-        (:class:`repro.core.algorithm.Algorithm`); ``hyper`` is the same object."""
+        (:class:`repro.core.algorithm.Algorithm`); ``hyper`` is the same object.
+        """
         return self.hyper
 
     def _local_plan(self, local_steps: int, local_work: str) -> tuple[int, np.ndarray | None]:
         """``(S, client_steps)``: the round's number of step draws and each client's own
         count (None: all take ``S``). ``steps``: J SGD steps; ``epochs``: J local epochs,
-        client i taking ``J * ceil(N_i / B)`` steps (:func:`epoch_schedule`)."""
+        client i taking ``J * ceil(N_i / B)`` steps (:func:`epoch_schedule`).
+        """
         if local_work == "steps":
             return local_steps, None
         per = epoch_schedule(self.engine.data.train_sizes, local_steps, self.setup.batch)

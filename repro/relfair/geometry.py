@@ -72,7 +72,8 @@ def simplex_plane_coords(points: np.ndarray) -> np.ndarray:
 
 def hexagon_vertices(phi: float, n: int = 3, alpha: float = 0.5) -> np.ndarray:
     """Vertices of Lambda_phi(Delta_alpha^2, Delta_alpha^2) (Fig. 2): the distinct permutations
-    of w, ordered by angle around their centroid (so consecutive rows are polygon edges)."""
+    of w, ordered by angle around their centroid (so consecutive rows are polygon edges).
+    """
     import itertools
 
     w = RelativeAmbiguitySet(n, alpha, alpha, phi).w

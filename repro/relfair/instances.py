@@ -41,7 +41,8 @@ def gaussian_clients(seed: int, rows: int, d_in: int, n_clients: int,
     added to the coordinate of the label (learnable clusters), split among ``n_clients`` by
     Dirichlet(0.5) label proportions, each client 80:20 into train / validation. With
     ``small_client = k`` client 0 keeps only its first ``k`` rows (fewer than a minibatch:
-    its minibatches are drawn with replacement, specs/relfair.md §10)."""
+    its minibatches are drawn with replacement, specs/relfair.md §10).
+    """
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 10, rows)
     X = rng.normal(size=(rows, d_in)).astype(np.float32)
@@ -84,7 +85,8 @@ class Quadratics:
 def make_quadratics(rng: np.random.Generator, n: int, d: int, m: float, M: float,
                     c_std: float, e_range: tuple[float, float]) -> Quadratics:
     """Random Haar eigenbases, eigenvalues U(m, M) with m and M attained, centres
-    N(0, c_std^2), offsets U(e_range)."""
+    N(0, c_std^2), offsets U(e_range).
+    """
     Q = np.empty((n, d, d))
     for i in range(n):
         U, _ = np.linalg.qr(rng.normal(size=(d, d)))
@@ -120,7 +122,8 @@ CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_
 
 def cvxpy_dual_step(z, amb: RelativeAmbiguitySet) -> tuple[np.ndarray | None, str, float]:
     """Method 2 of specs/relfair.md §2.3: the QP over (a, b) in A x B; returns (lambda, status,
-    value)."""
+    value).
+    """
     n = amb.n
     a, b = cp.Variable(n), cp.Variable(n)
     lam = (a - amb.phi * b) / (1.0 - amb.phi)

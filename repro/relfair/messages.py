@@ -37,7 +37,8 @@ class ModelBroadcast:
 @dataclass(frozen=True)
 class LossControlReport:
     """Client i -> server, Alg. 1 line 5-7: (L_i^r, c_i^r). ``losses`` is None for Scaffold,
-    whose singleton ambiguity set makes the dual step ignore them (specs/relfair.md §3.2)."""
+    whose singleton ambiguity set makes the dual step ignore them (specs/relfair.md §3.2).
+    """
 
     losses: np.ndarray | None
     controls: Params

@@ -82,7 +82,8 @@ def build(method: str, engine: ClientEngine, theta0: Params, generator: torch.Ge
           setup: TrainSetup = DEFAULT_SETUP, tau: float = 2.5e-2,
           local_work: str = "steps") -> FederatedMethod:
     """The paper's configuration of ``method`` (App. J.2; specs/relfair.md §3.0 table); the
-    options are described in the module docstring."""
+    options are described in the module docstring.
+    """
     check_choice("local_work", local_work, LOCAL_WORK)
     if method not in METHODS:
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")

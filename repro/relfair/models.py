@@ -47,7 +47,8 @@ def init_params(d_in: int, hidden: int, classes: int, generator: torch.Generator
 def as_params(name: str, theta, d_in: int, classes: int, hidden: int | None = None) -> Params:
     """``theta = (W1, b1, W2, b2)`` as float32 torch tensors, numpy arrays accepted; a
     ``ValueError`` naming ``name[k]`` unless the shapes are ``(d_in, h), (h,), (h, classes),
-    (classes,)`` (``h = hidden``, or ``W1``'s second axis when not given)."""
+    (classes,)`` (``h = hidden``, or ``W1``'s second axis when not given).
+    """
     if not isinstance(theta, tuple | list) or len(theta) != 4:
         got = f"{len(theta)} arrays" if isinstance(theta, tuple | list) else type(theta).__name__
         raise ValueError(f"{name} must be a tuple (W1, b1, W2, b2) of 4 arrays, got {got}")
@@ -154,7 +155,7 @@ def cross_entropy_per_client(logits: torch.Tensor, y: torch.Tensor) -> torch.Ten
 
 
 def stack(params: Params, n: int) -> Params:
-    """n copies of one model (the server broadcast), as independent tensors."""
+    """N copies of one model (the server broadcast), as independent tensors."""
     return tuple(p.unsqueeze(0).expand(n, *p.shape).clone() for p in params)
 
 

@@ -84,7 +84,8 @@ class RelativeAmbiguitySet:
     @property
     def skewness(self) -> float:
         """``s(Lambda) = n max_lambda ||lambda||_2^2 = n ||w||_2^2`` (Prop. 5 corrected,
-        specs/relfair.md §8b)."""
+        specs/relfair.md §8b).
+        """
         return float(self.n * np.sum(self.w ** 2))
 
     @property

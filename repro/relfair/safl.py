@@ -1,5 +1,6 @@
 """Stochastic-AFL (SAFL), the baseline of paper 002 (specs/relfair.md §3.3, A8): one
-minibatch gradient step per round, projected dual ascent on Delta_alpha."""
+minibatch gradient step per round, projected dual ascent on Delta_alpha.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ __all__ = ["SAFL", "SAFLHyper"]
 @dataclass(frozen=True)
 class SAFLHyper:
     """Stochastic-AFL (specs/relfair.md §3.3, A8): lr 0.1, dual lr sigma 1e-3, one gradient per
-    round."""
+    round.
+    """
 
     ambiguity: RelativeAmbiguitySet
     lr: float = 0.1
@@ -33,7 +35,8 @@ class SAFLHyper:
 class SAFL(FederatedMethod):
     """``theta^{r+1} = theta^r - lr sum_i lambda_i^r g_i``,
     ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + sigma l)`` with ``g_i, l_i`` the gradient and
-    loss of one minibatch at theta^r. The averaged iterate is kept as a secondary output."""
+    loss of one minibatch at theta^r. The averaged iterate is kept as a secondary output.
+    """
 
     hyper_type = SAFLHyper
 

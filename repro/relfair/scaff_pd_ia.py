@@ -1,5 +1,6 @@
 """Scaff-PD-IA, paper 002 Alg. 1 with Alg. 2 inlined (specs/relfair.md §2.2-2.4); Scaff-PD and
-Scaffold are this algorithm with another ambiguity set (App. J.2, ``repro.relfair.methods``)."""
+Scaffold are this algorithm with another ambiguity set (App. J.2, ``repro.relfair.methods``).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ __all__ = ["ScaffPDIA", "ScaffPDIAHyper"]
 class ScaffPDIAHyper:
     """Alg. 1 constants (App. J.2; specs/relfair.md §2.4): eta local lr, tau global lr, sigma
     dual lr, varsigma extrapolation (A5: 1 = sigma_{r-1}/sigma_r), J local steps, the ambiguity
-    set."""
+    set.
+    """
 
     ambiguity: RelativeAmbiguitySet
     eta: float = 1e-2

@@ -1,6 +1,7 @@
 """Batched client solves (issue 19, item 1): the batched Newton of one ADMM round against the
 per-client L-BFGS-B oracle on every round of a 3-client, 5-round run of Algorithm 2, and the
-one-pass logistic kernel against the oracle's separate kernels."""
+one-pass logistic kernel against the oracle's separate kernels.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ ROUNDS = 5
 
 def _instance(kind: str):
     """3 clients; NP-small (convex c, Newton) or synthetic fairness (nonconvex c, clipped
-    Newton). Multipliers positive so the augmented-Lagrangian terms are active."""
+    Newton). Multipliers positive so the augmented-Lagrangian terms are active.
+    """
     rng = np.random.default_rng(11)
     if kind == "np":
         problem, method = np_small(rng, d=5, n=3), "newton"
@@ -55,7 +57,8 @@ def _oracle_run(cfg, server_m, client_ms, center):
 
 def _strong_convexity(merit, rho, A, B):
     """Smallest eigenvalue of the generalized Hessian of phi on the segment [A, B] (11 points
-    per party): the modulus that turns a gradient bound into a distance bound."""
+    per party): the modulus that turns a gradient bound into a distance bound.
+    """
     lo = np.inf
     for s in np.linspace(0.0, 1.0, 11):
         H = merit.hess((1 - s) * A + s * B)
@@ -139,7 +142,8 @@ def test_one_pass_logistic_kernel_equals_the_oracle_kernels():
 
 def test_hessian_reuse_keeps_the_stopping_rule_and_saves_hessians():
     """Across the rounds of one Algorithm-2 call the cached Hessians are reused: fewer
-    Hessians, every round's client residual still within eps_{t+1}."""
+    Hessians, every round's client residual still within eps_{t+1}.
+    """
     problem, cfg, method, server_m, client_ms, center = _instance("fairness")
     counts = {}
     for reuse in (False, True):

@@ -1,5 +1,6 @@
 """Tables 1-2 as specs/constrfl.md §6 judges them: the agreement rows one-sided (<= 5e-2), Table 1's
-objective and feasibility rows on substitute data (issue 19, item 4)."""
+objective and feasibility rows on substitute data (issue 19, item 4).
+"""
 
 from __future__ import annotations
 

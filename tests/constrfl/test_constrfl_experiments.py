@@ -1,5 +1,6 @@
 """constrfl experiments: Table 4 reference mode reproduces the authors' log digits
-(specs/constrfl.md §4.3); data recipes, metrics and rendering at smoke size."""
+(specs/constrfl.md §4.3); data recipes, metrics and rendering at smoke size.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def table4_cell():
 
 def test_table4_reference_mode_reproduces_the_authors_log_digits(table4_cell):
     """d=100, n=1: LCQP/new_log.txt as quoted in specs/constrfl.md §4.3 (population std over 10
-    trials)."""
+    trials).
+    """
     c = table4_cell
     m, s = pop_mean_std(c["alg1"])
     assert (f"{m:.7f}", _sig(s, 3)) == ("-0.2324583", "4.65e-06")

@@ -1,5 +1,6 @@
 """constrfl's table of methods: the names the paper's tables print, each built from
-``(problem, config, w0)`` into the algorithm the experiments run."""
+``(problem, config, w0)`` into the algorithm the experiments run.
+"""
 
 from __future__ import annotations
 

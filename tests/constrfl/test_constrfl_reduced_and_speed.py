@@ -1,5 +1,6 @@
 """The reduced scale's protocol, the factor cache of the LCQP client step, and the fused
-(one pass over the rows) logistic Lagrangian derivatives."""
+(one pass over the rows) logistic Lagrangian derivatives.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """constrfl Tables 1-4 (#14 item 6): every printed cell shows ``ours (paper)`` with the value
 of repro/reported/constrfl_table*.csv, ours as mean ± POPULATION std; the CSV is numeric
-(mean, std, n, paper, paper std per column). Rendered from constructed records."""
+(mean, std, n, paper, paper std per column). Rendered from constructed records.
+"""
 
 from __future__ import annotations
 

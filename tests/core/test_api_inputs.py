@@ -1,6 +1,7 @@
 """#14 row 6 for paper 003 (constrfl): the problem builders of the public API check shapes,
 labels and the clients' row layout with a ValueError naming the argument (they used to build a
-problem silently, or fail later with a numpy broadcast error)."""
+problem silently, or fail later with a numpy broadcast error).
+"""
 
 from __future__ import annotations
 

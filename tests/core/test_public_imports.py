@@ -1,5 +1,6 @@
 """Short public import paths of the paper packages (issue 8, item 5), found by discovery: every
-paper package that declares public names (``__all__``) is tested, none is listed."""
+paper package that declares public names (``__all__``) is tested, none is listed.
+"""
 
 from __future__ import annotations
 

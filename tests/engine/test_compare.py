@@ -160,7 +160,8 @@ def test_not_run_cells_carry_the_data_reason():
 
 def _synthetic_rows() -> list[dict]:
     """Rows of three papers with every verdict, two deviation causes and a reason with a
-    pipe character."""
+    pipe character.
+    """
     rows = []
     spec = {"000_a.txt": ("match", "match", "not_run"),
             "002_b.txt": ("deviates", "within_noise", "deviates", "not_run", "not_run"),

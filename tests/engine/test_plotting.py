@@ -1,6 +1,7 @@
 """#14 item 7: figures a paper could print. The core plotting helpers apply the rules to every
 figure that save_figure writes: mathtext, distinct dashes and markers, one figure legend
-outside the data, uncertainty bands over seeds, integer ticks on integer axes."""
+outside the data, uncertainty bands over seeds, integer ticks on integer axes.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The engine's cell context (issue 13 phase 1): shared random streams, the artifact folder,
-relative tolerances, and the discovery of experiment modules."""
+relative tolerances, and the discovery of experiment modules.
+"""
 
 from __future__ import annotations
 

@@ -94,7 +94,8 @@ def _write(path, text):
 @pytest.fixture
 def throwaway(tmp_path, monkeypatch, isolated):
     """The throwaway paper package (and theory folder) on ``repro.__path__`` /
-    ``theory.__path__``; registries and ``sys.modules`` restored afterwards."""
+    ``theory.__path__``; registries and ``sys.modules`` restored afterwards.
+    """
     lib, checks = tmp_path / "lib", tmp_path / "checks"
     pkg = lib / "throwaway"
     _write(pkg / "__init__.py", '"""A throwaway paper."""\n')

@@ -308,7 +308,8 @@ resource_tracker.register(sys.argv[2], "folder")  # never unregistered, already 
 @pytest.mark.parametrize("mode", ["plain", "quiet"])
 def test_resource_tracker_warnings_after_interrupt_are_filtered(tmp_path, mode):
     """The Ctrl-C flake of CI stop 23: loky's tracker warned about a file the workers had
-    already removed. Planted leak: without the CLI's filter it warns, with it it is silent."""
+    already removed. Planted leak: without the CLI's filter it warns, with it it is silent.
+    """
     gone = str(tmp_path / "already-removed")
     proc = subprocess.run([sys.executable, "-c", _TRACKER_SCRIPT, mode, gone],
                           capture_output=True, text=True, timeout=60)
@@ -381,8 +382,9 @@ def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monke
 
 
 def test_a_checkpoint_is_never_resumed_by_other_code(tmp_path):
-    """fedmm resumes a killed run from its checkpoint: named by code identity and kept under
-    the run's own results folder (``--results``), so an edit never resumes old code's state."""
+    """Fedmm resumes a killed run from its checkpoint: named by code identity and kept under
+    the run's own results folder (``--results``), so an edit never resumes old code's state.
+    """
     from repro.engine.experiment import RunContext
     from repro.fedmm.experiments._cells import checkpoint_path
 

@@ -222,7 +222,8 @@ class _LastUploadOnly(ActiveParty):
 def test_upload_after_every_local_step_as_printed(roles, mode):
     """[C] Alg. 1 line 7 / [J] Alg. 2 line 8 send u_k inside the while loop: an active party
     sends Q_k^(t) uploads per round (each its contribution after that step), a passive party
-    ([J] Alg. 3 line 6) one. The iterates are bitwise those of one upload per round."""
+    ([J] Alg. 3 line 6) one. The iterates are bitwise those of one upload per round.
+    """
     X, y, s, blocks = _instance(5)
     kw = dict(roles=roles, mode=mode, Q=3, eps=0.01, eta=4.0, beta=1.0)
     alg = _lm(X, y, s, blocks, **kw)

@@ -1,5 +1,6 @@
 """EO / CEO post-processing (specs/fairvfl.md §4.2-4.3): the LP against cvxpy/Clarabel, closed
-forms."""
+forms.
+"""
 
 from __future__ import annotations
 

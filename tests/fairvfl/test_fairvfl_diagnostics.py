@@ -28,7 +28,8 @@ def test_adult_majority_rate_against_the_table_counts_and_j_eo():
 @pytest.mark.parametrize("seed", range(5))
 def test_eo_optimum_is_never_worse_than_the_constant_classifiers(seed):
     """The reason behind the diagnostic: the constant classifiers (p = 0 or p = 1) satisfy
-    equalized odds, so the LP's training error is at most min(P, N) / n."""
+    equalized odds, so the LP's training error is at most min(P, N) / n.
+    """
     rng = np.random.default_rng(seed)
     n = 500
     s = rng.random(n) < 0.3
@@ -45,7 +46,8 @@ def test_eo_optimum_is_never_worse_than_the_constant_classifiers(seed):
 
 def test_reading_counts_on_planted_records():
     """Records that carry [J]'s printed Crime values under the primary reading, +0.04 under the
-    swapped one (inside +-0.05) and +0.06 under the others (outside)."""
+    swapped one (inside +-0.05) and +0.06 under the others (outside).
+    """
     from types import SimpleNamespace
 
     from repro.fairvfl.diagnostics import dfpdfn_reading_counts

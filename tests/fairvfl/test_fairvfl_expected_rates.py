@@ -1,5 +1,6 @@
 """EO / CEO as randomized predictors (issue #16 item 2): exact expectations against 10^5
-draws, our EO against fairlearn's ThresholdOptimizer, the ROC-based reading of "EO"."""
+draws, our EO against fairlearn's ThresholdOptimizer, the ROC-based reading of "EO".
+"""
 
 from __future__ import annotations
 
@@ -88,8 +89,9 @@ def _fixed_scores(binary: bool):
 
 @pytest.mark.parametrize("binary", [True, False], ids=["decisions", "scores"])
 def test_eo_agrees_with_fairlearn_threshold_optimizer(binary):
-    """fairlearn optimizes on a 1000-point FPR grid; ours is the exact LP: accuracy to 0.1
-    point, every group rate to 0.005 (decisions: our EO; scores: the ROC-based reading)."""
+    """Fairlearn optimizes on a 1000-point FPR grid; ours is the exact LP: accuracy to 0.1
+    point, every group rate to 0.005 (decisions: our EO; scores: the ROC-based reading).
+    """
     postprocessing = pytest.importorskip("fairlearn.postprocessing")  # the dev extra
     z, y, s = _problem(0, 20_000)
     zt, yt, st = _problem(1, 20_000)

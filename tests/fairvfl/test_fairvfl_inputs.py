@@ -1,5 +1,6 @@
 """Issue #14 rows 6 and 11 (fairvfl): the public API refuses bad inputs with a ``ValueError``
-naming the argument and the remedy, and the MLP's step is never the linear model's by accident."""
+naming the argument and the remedy, and the MLP's step is never the linear model's by accident.
+"""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def test_test_scores_check_parties_and_rows(inst):
 
 def test_mlp_without_an_explicit_step_raises(inst):
     """Row 11: eta = 100 ([J] §5.1, the linear model's) does not train the MLP
-    (specs/fairvfl.md §3.2, A15); a FairVFLParams() with an MLPBlock must not silently use it."""
+    (specs/fairvfl.md §3.2, A15); a FairVFLParams() with an MLPBlock must not silently use it.
+    """
     X, y, s, blocks = inst
     gens = [torch.Generator().manual_seed(k) for k in range(len(blocks))]
     mlp = [MLPBlock(X[:, b], (4, 4)) for b in blocks]

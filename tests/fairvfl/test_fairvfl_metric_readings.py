@@ -1,5 +1,6 @@
 """DFP/DFN under the five readings of [J] §5.2 (issue #16 item 1), against numbers worked out
-by hand on an 8-sample example."""
+by hand on an 8-sample example.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """#14 item 6: the Fair VFL tables show the paper's value beside ours in every cell and write
-a numeric CSV (records fabricated: the renderer, not the training, is under test)."""
+a numeric CSV (records fabricated: the renderer, not the training, is under test).
+"""
 
 from __future__ import annotations
 

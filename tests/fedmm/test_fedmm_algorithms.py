@@ -198,7 +198,8 @@ def test_config_validation():
 
 def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
     """Issue #14 row 11: a numpy theta0 works (float64 kept, float32 kept) and the state holds
-    torch tensors of that dtype; a non-numeric theta0 is a ValueError naming it."""
+    torch tensors of that dtype; a non-numeric theta0 is a ValueError naming it.
+    """
     import numpy as np
 
     from repro.fedmm.blocks import Block
@@ -222,7 +223,8 @@ def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
 
 def test_methods_table_builds_each_algorithm_as_its_own_constructor():
     """methods.METHODS is the one name -> factory table; each entry gives the same iterates as
-    the algorithm's own class with a LocalGDA (FedSGDA: one local step whatever M)."""
+    the algorithm's own class with a LocalGDA (FedSGDA: one local step whatever M).
+    """
     inst = gen_Q(1, N=3, d1=3, d2=2)
     blocks = (Block("omega", 3, 0.05, 1.5), Block("psi", 2, 0.05, 1.5))
     th = torch.zeros(5, dtype=F64)

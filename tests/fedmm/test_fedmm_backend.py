@@ -1,5 +1,6 @@
 """The local-step backend is chosen by device (loop on CPU, vmapped on CUDA), can be
-overridden, and is part of a cell's config so records of different backends never mix."""
+overridden, and is part of a cell's config so records of different backends never mix.
+"""
 
 import pytest
 import torch

@@ -1,5 +1,6 @@
 """The Figs. 2/4/5 claims on constructed records with known answers
-(repro.fedmm.experiments.claims)."""
+(repro.fedmm.experiments.claims).
+"""
 
 import math
 

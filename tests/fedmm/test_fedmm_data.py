@@ -55,7 +55,8 @@ def test_mnistm_deterministic_prefix_and_labels(isolated):
 
 def test_code_evaluated_client_is_the_source_only_client_at_p1():
     """The authors' runs (source_ratio=0, target_ratio=1) evaluate their last client, which
-    holds all the source data; in our mirrored allocation that is client 0."""
+    holds all the source data; in our mirrored allocation that is client 0.
+    """
     clients = allocate_two_clients(100, 80, 1.0)
     i = code_evaluated_client(clients)
     assert i == 0

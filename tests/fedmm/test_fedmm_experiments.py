@@ -1,5 +1,6 @@
 """Experiments at smoke scale through the runner, the comparison, claims and renderers;
-checkpoints; the Office-31 path on a generated miniature; MobileNetV2 strict load."""
+checkpoints; the Office-31 path on a generated miniature; MobileNetV2 strict load.
+"""
 
 from __future__ import annotations
 

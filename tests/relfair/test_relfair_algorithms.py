@@ -1,5 +1,6 @@
 """The client-update engine and the six methods: loop oracle == vectorized path, gradients
-against torch.nn, messages, reductions, validation and determinism."""
+against torch.nn, messages, reductions, validation and determinism.
+"""
 
 from __future__ import annotations
 
@@ -207,8 +208,9 @@ def test_client_metrics_hand_example():
 
 
 def test_phi_zero_ia_is_scaff_pd_for_any_b(data):
-    """phi = 0: Lambda_0(Delta_alpha, B) = Delta_alpha whatever B, so Scaff-PD-IA runs Scaff-PD's
-    DRO algorithm bit for bit (specs/relfair.md §1.5, §3.5; A7)."""
+    """Phi = 0: Lambda_0(Delta_alpha, B) = Delta_alpha whatever B, so Scaff-PD-IA runs Scaff-PD's
+    DRO algorithm bit for bit (specs/relfair.md §1.5, §3.5; A7).
+    """
     pd = _alg("Scaff-PD", data, "vectorized")
     theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(11))
     for beta in (0.2, 0.5, 1.0):

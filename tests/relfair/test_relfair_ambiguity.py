@@ -25,7 +25,7 @@ def test_paper_setting_w():
 @pytest.mark.parametrize("n,alpha,beta,phi", [(10, 0.2, 0.2, 0.3), (9, 0.25, 0.4, 0.5),
                                               (12, 0.1, 0.4, 0.2)])
 def test_support_function_equals_lp_over_a_and_b(n, alpha, beta, phi):
-    """max over (a, b) in A x B of <(a - phi b)/(1 - phi), s> by HiGHS = sum_i w_i s_(i)."""
+    """Max over (a, b) in A x B of <(a - phi b)/(1 - phi), s> by HiGHS = sum_i w_i s_(i)."""
     amb = RelativeAmbiguitySet(n, alpha, beta, phi)
     rng = np.random.default_rng(7)
     for _ in range(10):

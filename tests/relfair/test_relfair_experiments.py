@@ -1,5 +1,6 @@
 """relfair experiments at smoke scale through the CLI, the comparison and the renderers;
-Figure 1's and Figure 3's verified numbers (specs/relfair.md §0 item 8, §4.3)."""
+Figure 1's and Figure 3's verified numbers (specs/relfair.md §0 item 8, §4.3).
+"""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def test_fig3_grid_finds_the_reference_minimizer_locally(phi, theta_ref, r_ref):
     """On the paper's grid spacing, in a window around each of specs/relfair.md §4.3's grid
     solutions, the objective (max f - phi min f)/(1 - phi) is minimized at that solution and R
     matches to 1e-4 (the full 1e9-point grid is the paper-scale experiment, checked in
-    claims.md)."""
+    claims.md).
+    """
     from repro.relfair import penguins as pg
 
     cl = penguin_clients()

@@ -1,7 +1,8 @@
 """The vectorized engine's hand-written backpropagation and in-place local SGD compute exactly
 (bitwise) what the autograd formulation computes, so the speed-up leaves every record
 unchanged; the per-client evaluation oracle equals the segment sums; the topk minibatch draw
-equals the argsort formulation."""
+equals the argsort formulation.
+"""
 
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ def test_loop_evaluation_oracle_equals_segment_sums(data):
 
 def test_topk_draw_equals_argsort_formulation(data):
     """draw_round keeps the argsort-of-uniform-keys definition of a minibatch
-    (specs/relfair.md §10)."""
+    (specs/relfair.md §10).
+    """
     draws = draw_round(data, 3, BATCH, 50, 0.5, torch.Generator().manual_seed(7))
     gen = torch.Generator().manual_seed(7)
     sizes = torch.from_numpy(data.train_sizes)

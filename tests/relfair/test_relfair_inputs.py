@@ -1,6 +1,7 @@
 """Issue #14 rows 6 and 11 (relfair): the public API checks labels, shapes and client parts
 with a ``ValueError`` naming the argument; ``ClientEngine.evaluate`` returns numpy; a numpy
-``theta0`` is accepted."""
+``theta0`` is accepted.
+"""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_evaluate_checks_split_and_model(engine):
 
 
 def test_algorithms_take_a_numpy_theta0(engine):
-    """numpy theta0 equals the same values as torch tensors, round for round."""
+    """Numpy theta0 equals the same values as torch tensors, round for round."""
     setup = TrainSetup(batch=8, hidden=8, dropout=0.0)
     theta = init_params(D, 8, K, torch.Generator().manual_seed(0))
     a = FedAvg(engine, FedAvgHyper(), tuple(p.numpy().copy() for p in theta),

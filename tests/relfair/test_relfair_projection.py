@@ -71,8 +71,9 @@ def test_batch_equals_rows_and_idempotent(rng):
 
 
 def test_phi_zero_is_the_capped_simplex_projection(rng):
-    """phi = 0 turns Lambda_phi into Delta_alpha, the DRO set of Scaff-PD
-    (specs/relfair.md §2.3)."""
+    """Phi = 0 turns Lambda_phi into Delta_alpha, the DRO set of Scaff-PD
+    (specs/relfair.md §2.3).
+    """
     for n, alpha in ((100, 0.2), (13, 0.3), (5, 1.0), (8, 1 / 8)):
         amb = RelativeAmbiguitySet(n, alpha, 0.5, 0.0)
         Z = rng.normal(0, 1, (10, n))

@@ -1,5 +1,6 @@
 """relfair's readings (issue #15 item 4): App. J.2's "J = 5 local epochs" as the primary, the
-per-client epoch schedule, Delta u normalised by eta J epochs, the readings' cells."""
+per-client epoch schedule, Delta u normalised by eta J epochs, the readings' cells.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """FedMM theory checks T5 (Lemmas 5-8), T6 (Lemma 3) and T7 (ii) (tolerance-stopped local GDA):
-their building blocks against explicit loops and closed forms, and the checks at size small."""
+their building blocks against explicit loops and closed forms, and the checks at size small.
+"""
 
 from __future__ import annotations
 

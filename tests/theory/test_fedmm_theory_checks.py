@@ -1,5 +1,6 @@
 """FedMM theory checks (specs/fedmm.md §9.2 T1-T4, T8, T10) at size "small"
-(N = 2, d1 = 3, d2 = 2)."""
+(N = 2, d1 = 3, d2 = 2).
+"""
 
 from __future__ import annotations
 

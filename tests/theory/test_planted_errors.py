@@ -62,7 +62,8 @@ def _mu_update_beta_doubled(orig):
 
 def _stop_test_without(term: str):
     """Algorithm 1's stop test (11) without ``"dmu"`` (its multiplier test) or with only its
-    tolerance term (``"tau only"``)."""
+    tolerance term (``"tau only"``).
+    """
     def make(orig):
         def planted(self):
             k, c, w_old = self.state.k, self.config, self.state.w.copy()

@@ -24,7 +24,8 @@ def test_relfair_checks_pass_small():
 
 def test_prop5_erratum_values():
     """specs/relfair.md §8b table: exact 5 / 8.125 / 25 vs printed 4.4 / 7.525 / 24.4 at
-    alpha = 0.2."""
+    alpha = 0.2.
+    """
     for phi, exact, printed in ((0.0, 5.0, 4.4), (0.2, 8.125, 7.525), (0.5, 25.0, 24.4)):
         assert abs(exact_limit(0.2, phi) - exact) <= 1e-12
         assert abs(printed_prop5(0.2, phi) - printed) <= 1e-12
@@ -41,7 +42,8 @@ def test_majorization_counterexample():
 
 def test_named_checks_state_their_closest_instance():
     """Issue #17 item 3: the skewness formula and the majorization bounds name the instance
-    that came closest to violating them, with its numbers."""
+    that came closest to violating them, with its numbers.
+    """
     results = {r.name: r for r in registry.run_checks("relfair.prop[59]_*", "small")}
     sk = results["relfair.prop5_skewness"].closest
     assert sk["criterion"] and sk["tolerance"] > 0 and "alpha" in sk

@@ -49,7 +49,8 @@ __all__ = ["fit_rate", "run_admm", "spectral_rate", "theorem_rate"]
 
 def fit_rate(errors: np.ndarray, start: int | None = None, floor: float = 1e-11):
     """``(r̂, R², t_end)`` of the least-squares fit ``log e_t = a + t log r̂`` over
-    ``[start, t_end]`` (``start`` defaults to ``t_end // 3``, the tail)."""
+    ``[start, t_end]`` (``start`` defaults to ``t_end // 3``, the tail).
+    """
     e = np.asarray(errors)
     above = np.flatnonzero(e > floor)
     t_end = int(above[-1]) if above.size else 0
@@ -85,7 +86,8 @@ def spectral_rate(sm: Merit, cm: Merit, w_ref: np.ndarray, rho: float) -> float:
     With ``H_0 = hess P_0(w~*)``, ``H_i = hess P_i(w~*)`` and the state ``(u_i, lambda_i)``:
     ``(H_0 + n rho I) dw = sum_i (rho du_i + dlambda_i)`` (18),
     ``(H_i + rho I) du_i' = rho dw - dlambda_i`` (19), ``dlambda_i' = dlambda_i +
-    rho (du_i' - dw)`` (20)."""
+    rho (du_i' - dw)`` (20).
+    """
     n, d = cm.block.size, w_ref.size
     H0 = sm.hess(w_ref[None])[0]
     Hi = cm.hess(np.broadcast_to(w_ref, (n, d)).copy())
@@ -110,10 +112,10 @@ def theorem_rate(q: float, rho: float, sigma: float, L: float) -> float:
 def _one_step_margin(adm, sm, cms, w_ref, w0, rho, n, beta) -> float:
     """(58) with the actual residuals, normalised by S_0 (specs/constrfl.md §8.2)::
 
-        sigma/2 (||w^{t+1} - w~*||^2 + sum_i ||u_i^{t+1} - w~*||^2)
-        + sum_i rho/2 ||w^{t+1} - u_i^t||^2 - 1/(2 sigma) sum_{i=0..n} ||e_i^{t+1}||^2
-        <= S_t - S_{t+1},
-        S_t = sum_i rho/2 ||w~* - u_i^t||^2 + 1/(2 rho) ||lambda_i* - lambda_i^t||^2   (63)
+    sigma/2 (||w^{t+1} - w~*||^2 + sum_i ||u_i^{t+1} - w~*||^2)
+    + sum_i rho/2 ||w^{t+1} - u_i^t||^2 - 1/(2 sigma) sum_{i=0..n} ||e_i^{t+1}||^2
+    <= S_t - S_{t+1},
+    S_t = sum_i rho/2 ||w~* - u_i^t||^2 + 1/(2 rho) ||lambda_i* - lambda_i^t||^2   (63)
     """
     sigma = 1.0 / ((n + 1) * beta)
     cm = cms[0]

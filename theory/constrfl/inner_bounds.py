@@ -61,7 +61,8 @@ def admm_run(sm: Merit, cm: Merit, w0: np.ndarray, rho: float, q: float, tau: fl
     """Algorithm 2 (lines 1-10) with the paper's (23) (server term q^t), recording iterates.
 
     ``adversarial`` (a Generator) replaces each inexact solve by the exact solution of
-    ``grad phi = e`` with ``||e||_inf = 0.999 eps_{t+1}`` (a sign vector)."""
+    ``grad phi = e`` with ``||e||_inf = 0.999 eps_{t+1}`` (a sign vector).
+    """
     n, d = cm.block.size, w0.size
     w = w0.copy()
     U = np.broadcast_to(w0, (n, d)).copy()
@@ -107,7 +108,8 @@ def lipschitz_on_ball(merits: list[Merit], center: np.ndarray, radius: float,
                       rng: np.random.Generator, samples: int) -> float:
     """1.1 x the largest spectral norm of the generalized Hessians of the merits sampled in
     ``B(center, radius)`` (half uniform in the ball, half on its sphere, where the quadratic
-    penalties' curvature is largest) — Lemma B.2's ``L_{∇P}``."""
+    penalties' curvature is largest) — Lemma B.2's ``L_{∇P}``.
+    """
     d = center.size
     g = rng.standard_normal((samples, d))
     g /= np.linalg.norm(g, axis=1, keepdims=True)

@@ -271,7 +271,7 @@ def _solve(prob: cp.Problem, settings: dict) -> str:
 
 
 def _qp(constraints: Callable[[cp.Variable, dict], list]):
-    """cvxpy reference: the QP ``min 0.5 ||x - y||^2 s.t. constraints(x)``."""
+    """Cvxpy reference: the QP ``min 0.5 ||x - y||^2 s.t. constraints(x)``."""
     def solve(inst: dict) -> tuple[np.ndarray | None, str, float]:
         y = inst["y"]
         x = cp.Variable(y.size)
@@ -285,7 +285,7 @@ def _qp(constraints: Callable[[cp.Variable, dict], list]):
 
 
 def _ball_socp(inst: dict) -> tuple[np.ndarray | None, str, float]:
-    """cvxpy reference for the ball: ``min ||u - (y - c)/r|| s.t. ||u|| <= 1``, ``x = c + r u``."""
+    """Cvxpy reference for the ball: ``min ||u - (y - c)/r|| s.t. ||u|| <= 1``, ``x = c + r u``."""
     y, c, r = inst["y"], inst["center"], inst["radius"]
     u = cp.Variable(y.size)
     prob = cp.Problem(cp.Minimize(cp.norm(u - (y - c) / r, 2)), [cp.norm(u, 2) <= 1])

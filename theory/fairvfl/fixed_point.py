@@ -44,7 +44,8 @@ NOISE = 3.0
 
 def _cvxpy_inner(X, groups, lam, mu):
     """The weighted logistic regression at ``lam`` in cvxpy; the first Clarabel setting of
-    ``CLARABEL_TRIES`` that ends ``optimal`` is used (its index is recorded)."""
+    ``CLARABEL_TRIES`` that ends ``optimal`` is used (its index is recorded).
+    """
     w = groups.weights(lam)
     th = cp.Variable(X.shape[1])
     obj = cp.sum(cp.multiply(w, cp.logistic(-cp.multiply(groups.y, X @ th))))

@@ -99,9 +99,10 @@ def check_lemma1(seed: int, size: str) -> CheckResult:
 
 
 def _vacuous_at_paper_eta() -> dict:
-    """iota at eta = 100 on COMPAS (train split of run 0, [C] partition), with Lambda = 0
+    """Iota at eta = 100 on COMPAS (train split of run 0, [C] partition), with Lambda = 0
     (the most favourable L = L_L): negative for Q >= 4 means Lemma 1 says nothing for [C]
-    Fig. 2 (§10.3)."""
+    Fig. 2 (§10.3).
+    """
     from repro.fairvfl.data import make_split
 
     sp = make_split("compas", 0)
@@ -145,8 +146,9 @@ def _lemma2_margins(lam, gs, incs, kappas, beta, c, a_fn, L12, t0):
 
 
 def _lemma3_margins(lam, D0, eps, beta, c, coef, t0):
-    """theta frozen: F^{t+1} - F^t <= ((c_{t-1}-c_t)/2)||lam^{t+1}||^2 - (2 beta/5)||dlam||^2
-    + 4 beta (c_{t-2}/c_{t-1} - c_{t-1}/c_t) ||lam^t||^2."""
+    """Theta frozen: F^{t+1} - F^t <= ((c_{t-1}-c_t)/2)||lam^{t+1}||^2 - (2 beta/5)||dlam||^2
+    + 4 beta (c_{t-2}/c_{t-1} - c_{t-1}/c_t) ||lam^t||^2.
+    """
     def f(lm):
         return lm[0] * (D0 - eps) - lm[1] * (D0 + eps)
 
@@ -262,7 +264,8 @@ def check_lemma3(seed: int, size: str) -> CheckResult:
 def check_constants(seed: int, size: str) -> CheckResult:
     """Along a run, ``||grad L(a) - grad L(b)|| <= L_L ||a - b||``,
     ``||grad D(a) - grad D(b)|| <= L_D ||a - b||`` and ``||grad D|| <= G_D`` on consecutive
-    iterates (and random pairs); ``L_lambda = 0`` since f is affine in lam."""
+    iterates (and random pairs); ``L_lambda = 0`` since f is affine in lam.
+    """
     from repro.fairvfl.analysis import grad_D, grad_L
 
     rng = np.random.default_rng(seed)

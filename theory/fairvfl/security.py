@@ -65,7 +65,8 @@ def check_rotation(seed: int, size: str) -> CheckResult:
 
 def _weights(lam1, lam2, n, na, nb, group):
     """The [J](12) weight of one sample of N^a (``group="a"``) or N^b, as the package computes
-    it (``FairnessGroups.weights``) on a population of n samples with |N^a| = na, |N^b| = nb."""
+    it (``FairnessGroups.weights``) on a population of n samples with |N^a| = na, |N^b| = nb.
+    """
     y = np.ones(n)
     y[na + nb:] = -1.0
     s = np.zeros(n, dtype=bool)

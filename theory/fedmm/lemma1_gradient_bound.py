@@ -39,8 +39,9 @@ GAMMA = 0.5
 
 
 def lemma1_gaps(inst, mu: float, rounds: int) -> dict[str, float] | None:
-    """max over (t >= 1, i) of lhs - rhs for the three readings; None if the run diverges or
-    a local solve fails."""
+    """Max over (t >= 1, i) of lhs - rhs for the three readings; None if the run diverges or
+    a local solve fails.
+    """
     d1 = inst.d1
     L12 = inst.L12()
     alg = FedMM(FedMMConfig(blocks_for(d1, inst.d2, mu)),

@@ -41,8 +41,9 @@ MU_FACTORS = (1.0, 4.0, 10.0)
 
 
 def descent_gaps(inst, tr, mu: float, L_phi: float, L12: float) -> dict[str, np.ndarray]:
-    """lhs - rhs of (131) for T = 1, ..., tr.rounds - 1 (literal needs T + 1 iterates), both
-    index conventions, and (24) with unsquared distances (literal)."""
+    """Lhs - rhs of (131) for T = 1, ..., tr.rounds - 1 (literal needs T + 1 iterates), both
+    index conventions, and (24) with unsquared distances (literal).
+    """
     n, T = inst.n, tr.rounds - 1
     c1 = (mu ** 2 - 2 * L_phi * mu - 4 * L_phi ** 2) / (2 * mu)
     c3 = (3 * mu + 16 * L_phi) * L12 ** 2 / (mu * L_phi)

@@ -42,7 +42,8 @@ RATIO_FLOOR = 1e-8
 def lemma_sides(q: dict[str, np.ndarray], c: dict[str, float], mu: float, n: int,
                 L: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(lhs_t, rhs_t) for t = 1, ..., T of (55), (66), (71), (80) with mu1 = mu2 = mu and
-    Lipschitz constant ``L`` in (80)."""
+    Lipschitz constant ``L`` in (80).
+    """
     pb, pt, e, wt, wb = (q[k] for k in ("psi_bar", "psi_tilde", "eps", "omega_tilde",
                                          "omega_bar"))
     B, k2, L12, L21, L22 = c["B"], c["kappa"] ** 2, c["L12"], c["L21"], c["L22"]
@@ -74,7 +75,8 @@ CRITERIA = {
 
 def run_gaps(inst, mu: float, rounds: int) -> dict[str, dict] | None:
     """Per criterion: worst lhs - rhs, worst relative gap (lhs - rhs)/(1 + |rhs|) and where;
-    ``None`` if the run diverges."""
+    ``None`` if the run diverges.
+    """
     tr = record(make_fedmm(inst, mu, "exact"), inst.d1, rounds)
     if tr is None:
         return None

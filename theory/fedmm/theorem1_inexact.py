@@ -44,7 +44,8 @@ def stationarity(inst, eps: float, seed: int, mu: float = 5.0, T: int = 400,
     """G(eps); the residual directions come from ``default_rng([seed, 7, stream])``: a
     different stream per eps, so that the iterates are NOT the eps = 0 iterates plus
     sqrt(eps) times one fixed perturbation (which would make G exactly linear in eps on an
-    affine problem whatever the algorithm does)."""
+    affine problem whatever the algorithm does).
+    """
     alg = make_fedmm(inst, mu, "exact")
     alg.local_solver = InexactLocalSolver(inst, eps, np.random.default_rng([seed, 7, stream]))
     vals = []

@@ -26,14 +26,15 @@ STALL = 1e-13
 
 
 def blocks_for(d1: int, d2: int, mu: float, eta: float = 0.05) -> tuple[Block, Block]:
-    """omega and psi blocks with one step eta and penalty mu."""
+    """Omega and psi blocks with one step eta and penalty mu."""
     return (Block("omega", d1, eta, mu), Block("psi", d2, eta, mu))
 
 
 def make_fedmm(inst, mu: float, solver: str, M: int = 5, eta: float = 0.05,
                eta3: float = 1.0, constant: bool = True) -> FedMM:
     """FedMM (Algorithm 3) on a Q instance with exact (``solver='exact'``) or M-step GDA local
-    solves."""
+    solves.
+    """
     blocks = blocks_for(inst.d1, inst.d2, mu, eta)
     local = (ExactLocalSolver(inst) if solver == "exact"
              else LocalGDA(QuadOracle(inst), M))
@@ -58,7 +59,8 @@ def run_to_rest(alg: FedMM, max_rounds: int) -> tuple[int, float]:
 
 def round_map_radius(inst, mu: float) -> float:
     """Spectral radius of the linear part of one FedMM-exact round (eta3 = 1), state
-    (theta0, duals), from unit perturbations of the round map."""
+    (theta0, duals), from unit perturbations of the round map.
+    """
     alg = make_fedmm(inst, mu, "exact")
     D, N = inst.d1 + inst.d2, inst.n
 
@@ -76,7 +78,8 @@ def round_map_radius(inst, mu: float) -> float:
 
 def errors(alg: FedMM, inst) -> dict[str, float]:
     """Relative distances of theta0 to the global saddle point (omega, psi), the clients'
-    distance to consensus and the norm of the summed duals."""
+    distance to consensus and the norm of the summed duals.
+    """
     z = inst.saddle()
     th = alg.state.theta0.numpy()
     d1 = inst.d1

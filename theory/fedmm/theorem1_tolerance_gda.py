@@ -39,7 +39,8 @@ class ToleranceGDA:
     omega block of ``scale G_i + mu (theta - theta0) + d_i`` is grad_omega L_i, its psi block is
     -grad_psi L_i, so its norm is ||grad L_i||). Clients stop independently; ``steps`` records
     the local step count of every client and round. ``max_steps`` guards against a local GDA
-    that does not contract (raises)."""
+    that does not contract (raises).
+    """
 
     oracle: QuadOracle
     eps: float

@@ -73,7 +73,8 @@ def _domain_grads(theta: np.ndarray, x: np.ndarray, z: np.ndarray, ds_coef,
                   dd_coef) -> np.ndarray:
     """Backprop of sum_n [ds_n (v'z_n + v0) + dd_n (u'z_n + u0)] given per-row coefficients
     (the derivatives of the loss w.r.t. the label and domain logits) and the features z
-    (C, n, 3), batched over clients; batched matmuls only."""
+    (C, n, 3), batched over clients; batched matmuls only.
+    """
     v, u = theta[:, 9:12], theta[:, 13:16]
     g = np.empty_like(theta)
     dz = ds_coef[..., None] * v[:, None, :] + dd_coef[..., None] * u[:, None, :]
@@ -112,7 +113,8 @@ def mixed_grads(theta: np.ndarray, x: np.ndarray, ys: np.ndarray, w: np.ndarray)
     """w[c, 0] grad f_S + w[c, 1] grad f_T of client c's (17,) parameters, in one pass over the
     stacked source and target rows ``x`` (source first, ``len(ys)`` of them): by linearity of
     the backprop in its row coefficients this equals the weighted :func:`analytic_grads`
-    (tests/theory compare the two) at half the number of array operations."""
+    (tests/theory compare the two) at half the number of array operations.
+    """
     n_s = len(ys)
     n_t = len(x) - n_s
     Wt = theta[:, :6].reshape(-1, 3, 2).transpose(0, 2, 1)
@@ -163,7 +165,8 @@ def target_accuracy(theta0, data) -> float:
 
 def run(data, p: float, name: str, M: int, rounds: int, seed: int):
     """Method ``name`` on the two mixed TDA clients of imbalance p from omega0 ~
-    0.5 N(0, I) (seed + 10), psi0 = 0: (||grad f(omega0, psi0)||, target accuracy)."""
+    0.5 N(0, I) (seed + 10), psi0 = 0: (||grad f(omega0, psi0)||, target accuracy).
+    """
     g = torch.Generator().manual_seed(seed + 10)
     theta0 = torch.cat([0.5 * torch.randn(N_OMEGA, generator=g, dtype=torch.float64),
                         torch.zeros(N_PSI, dtype=torch.float64)])

@@ -62,7 +62,8 @@ def constants(inst) -> dict[str, float]:
     """specs/fedmm.md §9.1: L11 = max||A_i||, L12 = L21 = max||B_i||, L22 = max||C_i||, B = min
     lambda_min(C_i), kappa = ||K|| (K = Cbar^{-1} Bbar'), L_Phi = max_i ||Hessian of Phi_i|| =
     max_i ||A_i + B_i K + K'B_i' - K'C_i K||, L_g = max_i ||A_i + B_i K|| (Lipschitz constant of
-    the Danskin surrogate g_i(w) = grad_w f_i(w, psi*(w)) used by the paper's proofs)."""
+    the Danskin surrogate g_i(w) = grad_w f_i(w, psi*(w)) used by the paper's proofs).
+    """
     K = np.linalg.solve(inst.C.mean(0), inst.B.mean(0).T)
     A, B, C = inst.A, inst.B, inst.C
     L12 = max(np.linalg.norm(b, 2) for b in B)

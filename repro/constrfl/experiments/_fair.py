@@ -35,7 +35,8 @@ REDUCED_K = 10
 def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") -> ProxALConfig:
     """``solver``: the batched clipped Newton (all clients of a round together, default) or
     ``"lbfgsb"``, the per-client L-BFGS-B oracle (specs/constrfl.md §2.4; bench and tests
-    compare them)."""
+    compare them).
+    """
     return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
                         cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
                         hessian_reuse=solver != "lbfgsb")
@@ -45,7 +46,8 @@ def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") 
 def fair_problem(n: int, subsample: int):
     """Clients: adult-b training rows split per class over n clients; server: the test rows.
     ``subsample`` > 0 keeps a stratified subsample of that many client rows (and a quarter as
-    many server rows), the smoke configuration of specs/constrfl.md §10."""
+    many server rows), the smoke configuration of specs/constrfl.md §10.
+    """
     Xtr, ytr, _ = adult_b("train")
     Xte, yte, _ = adult_b("test")
     if subsample:
@@ -74,7 +76,8 @@ def _group_losses(X, y, w):
 
 def evaluate(Xc, yc, Xs, ys, w):
     """Per client mean loss; loss disparity per party (clients, then the server),
-    specs/constrfl.md §5."""
+    specs/constrfl.md §5.
+    """
     obj, disp_c = _group_losses(Xc, yc, w)
     _, disp_s = _group_losses(Xs, ys, w)
     return obj, np.append(disp_c, disp_s)

@@ -56,7 +56,8 @@ def np_problem(dataset: str, n: int, drop_first_row: bool):
 
 def class_losses(X0, X1, w) -> tuple[np.ndarray, np.ndarray]:
     """Per client: class-0 mean loss (objective, no 1/n) and class-1 mean loss (feasibility,
-    without subtracting r), specs/constrfl.md §5."""
+    without subtracting r), specs/constrfl.md §5.
+    """
     z0, z1 = X0 @ w, X1 @ w
     return np.logaddexp(0, z0).mean(axis=1), np.logaddexp(0, -z1).mean(axis=1)
 
@@ -64,7 +65,8 @@ def class_losses(X0, X1, w) -> tuple[np.ndarray, np.ndarray]:
 def reduced_protocol(dataset: str, n: int) -> tuple[range, int, int]:
     """``(trials, k_max, t_max)`` of a Table-1 cell at the reduced scale (same data, same
     algorithm, same T cap; fewer trials and a smaller K cap where the paper protocol is
-    expensive)."""
+    expensive).
+    """
     k, t_ = CAPS["paper"]
     if dataset == "breast-cancer-wisc" or (dataset == "monks-1" and n == 1):
         return range(10), k, t_

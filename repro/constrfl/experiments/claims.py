@@ -1,5 +1,6 @@
 """The claims of Tables 1, 2, 4 and Figures 1, 2 that a run's records check (output only: not
-part of a record's code identity)."""
+part of a record's code identity).
+"""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ FIG1 = (Claim("Algorithm 1 ends feasible for every local constraint", "Sec. 5.1,
 
 def _table2_which(records):
     """A4: which hyperparameter set meets the specs/constrfl.md §6 criteria (rel. diff <= 5e-2,
-    Algorithm-1 disparity max <= r + 1e-3)."""
+    Algorithm-1 disparity max <= r + 1e-3).
+    """
     verdicts = {}
     for hyper in ("script", "paper"):
         recs = [r for r in records if r.config["hyper"] == hyper]

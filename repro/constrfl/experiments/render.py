@@ -39,7 +39,8 @@ class PopMeasured(Measured):
     """A constrfl table cell, ``ours (paper)``: ours = ``mean ± population std`` (ddof = 0,
     what the reference evaluation scripts print and the paper's tables report), the mean to
     ``digits`` significant digits (the values span 1e-8 to 50), the std to 3; a single value
-    (one trial, a count) prints alone, its std 0 in the CSV."""
+    (one trial, a count) prints alone, its std 0 in the CSV.
+    """
 
     note = ("Each cell: ours (paper), ours = mean ± population std (ddof = 0, as the "
             "authors' evaluation scripts and the paper print it); (—): the paper prints no "
@@ -57,7 +58,8 @@ class PopMeasured(Measured):
 
 def paper_cell(values, stem: str, metric: str, digits: int = 4, **key) -> PopMeasured:
     """``values`` beside the value ``repro/reported/<stem>.csv`` prints for ``metric`` at
-    ``key`` (``(—)`` where it prints none, e.g. an ``n`` the paper did not run)."""
+    ``key`` (``(—)`` where it prints none, e.g. an ``n`` the paper did not run).
+    """
     hit = paper_values(stem).get(metric, **key)
     return PopMeasured(tuple(values), *(hit or (None, None)), digits=digits)
 
@@ -74,7 +76,8 @@ def paper_d(stem: str, dataset: str) -> str | None:
 
 def table1(records, out: Path, scale: str) -> list[Path]:
     """Table 1, each printed cell ``ours (paper)``: both modes beside the paper's value of
-    the same (dataset, n) (the paper prints one); ``d`` ours beside the paper's."""
+    the same (dataset, n) (the paper prints one); ``d`` ours beside the paper's.
+    """
     stem = "constrfl_table1"
     t = Table(f"Table 1 (Neyman-Pearson, scale {scale}): objective and rel. diff pooled over "
               "trials x clients, feasibility over trials",
@@ -138,7 +141,8 @@ def fig1(records, out: Path, scale: str) -> list[Path]:
 
 def table2(records, out: Path, scale: str) -> list[Path]:
     """Table 2, each printed cell ``ours (paper)``: both hyperparameter sets beside the
-    paper's value of the same n (the paper prints one set)."""
+    paper's value of the same n (the paper prints one set).
+    """
     stem = "constrfl_table2"
     t = Table(f"Table 2 (fairness, adult-b rebuilt, scale {scale})",
               ["n", "hyperparameters", "Alg. 1 objective", "cProx-AL objective", "rel. diff",
@@ -187,7 +191,8 @@ def fig2(records, out: Path, scale: str) -> list[Path]:
 
 def table4(records, out: Path, scale: str) -> list[Path]:
     """Table 4 in both modes, each printed cell ``ours (paper)``: the paper's table is the
-    reference mode's (specs/constrfl.md §4.3), shown beside the paper mode's cells too."""
+    reference mode's (specs/constrfl.md §4.3), shown beside the paper mode's cells too.
+    """
     stem = "constrfl_table4"
     misprints = "; ".join(
         f"n = {n}, d = {d}, m~ = {m}, {meth} {metric.replace('_', ' ')}: the paper prints "

@@ -48,7 +48,8 @@ def np_groups(records) -> dict[tuple, list]:
 
 def np_protocol_note(recs, data_anchor: str) -> str:
     """The comparison's reason for a row: the data deviation, preceded by the reduced-protocol
-    entry when the row's cells ran with fewer than 10 trials or a K cap below the paper's."""
+    entry when the row's cells ran with fewer than 10 trials or a K cap below the paper's.
+    """
     data = f"{DEV}#{data_anchor}"
     trials = len({r.config["trial"] for r in recs})
     k = min(r.config["k_max"] for r in recs)
@@ -60,7 +61,8 @@ def np_protocol_note(recs, data_anchor: str) -> str:
 
 def np_rows(recs):
     """Table 1's printed rows of one (dataset, n, mode) group: (method, metric, statistic,
-    values); objective and rel. diff pooled over trials x clients, feasibility per trial."""
+    values); objective and rel. diff pooled over trials x clients, feasibility per trial.
+    """
     rows = [("Algorithm 1", "objective", "mean", _pooled(recs, "alg1_obj")),
             ("cProx-AL", "objective", "mean", _pooled(recs, "cprox_obj")),
             ("Algorithm 1 vs cProx-AL", "relative_difference", "mean",
@@ -118,7 +120,8 @@ def fair_groups(records) -> dict[tuple, list]:
 
 def fair_protocol_note(recs) -> str:
     """Reason shown for a row: the adult-b / hyperparameter entry, preceded by the reduced
-    protocol entry when fewer than 10 trials or a K cap below 300 were run."""
+    protocol entry when fewer than 10 trials or a K cap below 300 were run.
+    """
     data = f"{DEV}#constrfl-table-2-adult-b-and-hyperparameters"
     trials = len({r.config["trial"] for r in recs})
     k = min(r.config["k_max"] for r in recs)
@@ -191,7 +194,8 @@ def table4(records) -> list[Reproduced]:
     Judged as specs/constrfl.md §6 recommends: every mean within one unit of its last printed
     digit (the table's values are the log's 4-digit values rounded again: 5.87485e-4 ->
     5.875e-4 -> 5.88e-4), and the misprinted mean against its corrected value
-    (:data:`MISPRINT`)."""
+    (:data:`MISPRINT`).
+    """
     out = []
     for (n, d, m), recs in sorted(lcqp_groups(records, "reference").items()):
         for method, metric, key in LCQP_METRICS:

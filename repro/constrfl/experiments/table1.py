@@ -1,5 +1,6 @@
 """Table 1: Neyman-Pearson classification (30)-(31), Algorithm 1 vs cProx-AL
-(specs/constrfl.md §4.1; the cell code is :mod:`._np`)."""
+(specs/constrfl.md §4.1; the cell code is :mod:`._np`).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Table 2: fairness-constrained classification (32) on adult-b, Algorithm 1 vs cProx-AL, both
-hyperparameter sets (specs/constrfl.md §4.2; the cell code is :mod:`._fair`)."""
+hyperparameter sets (specs/constrfl.md §4.2; the cell code is :mod:`._fair`).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Table 3: data set sizes after the n = 5 split and feature dimensions
-(specs/constrfl.md §4.1)."""
+(specs/constrfl.md §4.1).
+"""
 
 from __future__ import annotations
 

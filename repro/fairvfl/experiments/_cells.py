@@ -45,7 +45,8 @@ def conf_fig1_cells(scale):
 
 def conf_fig2_cells(scale):
     """``reduced``: the paper protocol with ADULT on the 5,000-row subsample (§12.3); the
-    full ADULT costs ~25 min per (eps, Q = 7) cell on 2 shared cores."""
+    full ADULT costs ~25 min per (eps, Q = 7) cell on 2 shared cores.
+    """
     smoke = scale == "smoke"
     datasets = ("compas", "crime") if smoke else ("compas", "crime", "adult")
     eps_values = (0.01, 0.1) if smoke else (0.01, 0.05, 0.1)
@@ -57,7 +58,8 @@ def conf_fig2_cells(scale):
 
 def journal_lm_cells(scale, seeds=None):
     """The paper protocol: T = 10000, 5 runs, every eps, full ADULT (its 30 cells take
-    ~1.5 min each on one of the 2 shared cores)."""
+    ~1.5 min each on one of the 2 shared cores).
+    """
     T = 1000 if scale == "smoke" else 10_000
     every = 1 if scale == "smoke" else 10
     return [_cell(scale, d, "journal", "LM", m, s, T, eps=e, log_every=every)

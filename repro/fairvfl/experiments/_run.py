@@ -91,7 +91,8 @@ def post_processing_metrics(z_train, sp, z_test, seed: int) -> dict[str, float]:
     predictors (issue #16 item 2), each prefixed: ``eo_`` (equalized odds, primary), ``eo_opp_``
     (equal opportunity, A7), ``eo_roc_`` (equalized odds on the continuous score, Hardt et al.
     §4.2), ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted', A8); ``eo_draw_``/``ceo_draw_``:
-    the single draw with ``seed + 10_000`` that earlier records reported."""
+    the single draw with ``seed + 10_000`` that earlier records reported.
+    """
     out = {}
     train = (z_train, sp.y_train, sp.s_train, z_test, sp.s_test)
     for prefix, fn, kw in (("eo", eo_expected, {"constraint": "odds"}),

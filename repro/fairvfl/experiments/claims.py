@@ -1,5 +1,6 @@
 """The qualitative claims of specs/fairvfl.md §9 (and the smoke assertions of §12.3), each a
-function ``records -> (passed, measured text)`` for :class:`repro.engine.experiment.Claim`."""
+function ``records -> (passed, measured text)`` for :class:`repro.engine.experiment.Claim`.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ DATASETS = ("adult", "compas", "crime")
 
 def _guard(fn):
     """A claim on an incomplete set of records (e.g. an interrupted run) fails with the reason
-    instead of raising inside ``repro compare``."""
+    instead of raising inside ``repro compare``.
+    """
 
     @functools.wraps(fn)
     def wrapped(records):
@@ -62,7 +64,8 @@ def _curve(records, name, **match):
 @_guard
 def table1_fair_gain(records):
     """FR(Fair VFL) - FR(FedBCD) >= 10 pt on ADULT and >= 5 pt elsewhere; AC loss <= 6 pt; EO
-    and CEO accuracies in [50, 100] %."""
+    and CEO accuracies in [50, 100] %.
+    """
     ok, parts = True, []
     for d in _datasets(records):
         fr_f = 100 * _mean(records, "fr", dataset=d, method="FairVFL")
@@ -99,7 +102,8 @@ def c1a_accuracy_monotone(records):
 @_guard
 def c1b_fairness_monotone(records):
     """(C1b) FR non-increasing in eps (tol 1 pt) and FR(eps_min) - FR(eps_max) >= 10 pt on
-    ADULT. At smoke scale ADULT uses the train DEO (§12.3: ~40 test positives in group a)."""
+    ADULT. At smoke scale ADULT uses the train DEO (§12.3: ~40 test positives in group a).
+    """
     smoke = _is_smoke(records)
     ok, parts = True, []
     for d in _datasets(records):
@@ -124,7 +128,8 @@ def c1b_fairness_monotone(records):
 @_guard
 def c1c_inactive(records):
     """(C1c) At eps = 0.4 (ADULT) / 0.25 (others): lam^(T) = 0 and |AC - AC_FedBCD| <= 0.3 pt.
-    At smoke scale only COMPAS and C&C decide (§12.3); ADULT is reported."""
+    At smoke scale only COMPAS and C&C decide (§12.3); ADULT is reported.
+    """
     smoke = _is_smoke(records)
     ok, parts = True, []
     for d in _datasets(records):
@@ -166,7 +171,8 @@ def rounds_to_target(loss: np.ndarray, t: np.ndarray, target: float) -> float:
 @_guard
 def c2b_rounds_vs_q(records):
     """(C2b) Rounds to reach ``L_T(Q=1) + 0.05 (L_0 - L_T(Q=1))``: R(7) <= R(4) < R(1)
-    (smoke: R(7) < R(1))."""
+    (smoke: R(7) < R(1)).
+    """
     smoke = _is_smoke(records)
     ok, parts = True, []
     for d in _datasets(records):
@@ -187,7 +193,8 @@ def c2b_rounds_vs_q(records):
 # ------------------------------------------------------------------ [J] Figs. 1-2
 def _complete(records):
     """Records restricted, per dataset, to the seeds run for every (method, eps) of that
-    dataset (an interrupted run leaves some cells missing), and a note on what was dropped."""
+    dataset (an interrupted run leaves some cells missing), and a note on what was dropped.
+    """
     keep, notes = [], []
     for d in _datasets(records):
         rows = [r for r in records if r.ok and r.config["dataset"] == d]
@@ -259,7 +266,8 @@ def _vs_fedbcd(records, curve_name):
 @_with_notes
 def j1b_inactive_identical(records):
     """(J1b) Largest eps: if lam stays 0 the L curves equal FedBCD's to 1e-10, else final gap
-    <= 1e-3."""
+    <= 1e-3.
+    """
     return _vs_fedbcd(records, "loss")
 
 
@@ -274,7 +282,8 @@ def j1d_deo_curve(records):
 @_with_notes
 def j1c_deo_to_eps(records):
     """(J1c) Active constraint: |mean of |D| over the last 5% of rounds - eps| <=
-    c lam_bar + max(0.1 eps, 0.002); at smoke scale only eps = 0.1 with tolerance 0.015."""
+    c lam_bar + max(0.1 eps, 0.002); at smoke scale only eps = 0.1 with tolerance 0.015.
+    """
     smoke = _is_smoke(records)
     ok, parts = True, []
     for d in _datasets(records):
@@ -299,7 +308,8 @@ def j1c_deo_to_eps(records):
 def mlp_trains_and_is_fairer(records):
     """MLP (§12.3): the training loss decreases in every cell, and FairVFL(smallest eps) has a
     lower train DEO than FedBCD on every dataset (DEO = |D| per run, then the mean over runs,
-    as the rendered table shows it)."""
+    as the rendered table shows it).
+    """
     ok, parts = True, []
     for d in _datasets(records):
         loss = _curve(records, "loss", dataset=d)

@@ -1,5 +1,6 @@
 """[C] Fig. 1: the effect of eps on test AC and FR, LM, all parties active (specs/fairvfl.md
-§7, §9)."""
+§7, §9).
+"""
 
 from __future__ import annotations
 

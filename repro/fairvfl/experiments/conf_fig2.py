@@ -1,5 +1,6 @@
 """[C] Fig. 2: training loss against rounds for Q in {1, 4, 7} local updates (specs/fairvfl.md
-§7, §9); ``reduced`` scale: ADULT on the 5,000-row subsample."""
+§7, §9); ``reduced`` scale: ADULT on the 5,000-row subsample.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """[C] Table I: AC / FR / HM of FedBCD, EO, CEO and Fair VFL (eps = 0.01), LM, all parties
-active (specs/fairvfl.md §7-§8)."""
+active (specs/fairvfl.md §7-§8).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """[J] Fig. 1: training L(theta^t) and DEO(theta^t) against rounds, LM, seed 0
-(specs/fairvfl.md §7, §9)."""
+(specs/fairvfl.md §7, §9).
+"""
 
 from __future__ import annotations
 

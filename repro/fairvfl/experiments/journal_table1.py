@@ -1,5 +1,6 @@
 """[J] Table 1: test ACC / DFP / DFN, LM, 1 active + 5 passive parties (specs/fairvfl.md
-§7-§9)."""
+§7-§9).
+"""
 
 from __future__ import annotations
 

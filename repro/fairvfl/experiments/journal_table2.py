@@ -1,5 +1,6 @@
 """[J] Table 2: test ACC / DFP / DFN, MLP (eta = 2, specs/fairvfl.md §11 A15), 1 active + 5
-passive parties (specs/fairvfl.md §7-§9)."""
+passive parties (specs/fairvfl.md §7-§9).
+"""
 
 from __future__ import annotations
 

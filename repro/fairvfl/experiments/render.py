@@ -17,7 +17,8 @@ _NAMES = {"adult": "ADULT", "compas": "COMPAS", "crime": "C&C"}
 
 def _cell(values, stem, metric, scale=1.0, digits=4, **key):
     """``ours (paper)``: ``values`` (scaled, e.g. to %) beside the paper's printed value of
-    the ``repro/reported/<stem>.csv`` row ``key`` / ``metric`` (``None`` metric: none)."""
+    the ``repro/reported/<stem>.csv`` row ``key`` / ``metric`` (``None`` metric: none).
+    """
     vals = [scale * v for v in values]
     if not vals:
         return "-"

@@ -58,7 +58,8 @@ TABLE_METHODS = ("FedAvgGDA", "FedSGDA", "FedMM")  # the methods of Tables 1 and
 def checkpoint_path(ctx: RunContext) -> Path:
     """A cell's checkpoint file: in the run's artifact folder (``ctx.artifacts``, under the
     results folder, so ``--results DIR`` moves it), named by the cell's seed and the code's
-    identity, so that code edited since is never resumed from it."""
+    identity, so that code edited since is never resumed from it.
+    """
     return ctx.artifacts / checkpoint_name(ctx.seed, ctx.code)
 
 
@@ -79,7 +80,8 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
     """A cell's config. ``backend`` is the local-step backend chosen for the device the
     sweep runs on (:func:`repro.fedmm.training.choose_backend`: loop on CPU, vmapped on CUDA,
     $FEDREPRO_FEDMM_BACKEND overrides); it is part of the identity, so CPU-loop and
-    GPU-vmapped records are never mixed."""
+    GPU-vmapped records are never mixed.
+    """
     params = _scale_params(scale, da, algorithm)
     smoke = params.pop("m_scale", None) == "smoke"
     local = 1 if algorithm == "FedSGDA" else (2 if smoke and M == 20 else
@@ -91,13 +93,15 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
 def seeds(scale: str) -> tuple[int, ...]:
     """specs/fedmm.md §11: seed 0 first, then seeds 1-2. Adversarial training is very sensitive
     to its seed (one nondeterministic GPU sweep moved a DANN FedMM final accuracy from 0.50 to
-    0.28), so the reduced protocol runs all three and the claims use the mean over seeds."""
+    0.28), so the reduced protocol runs all three and the claims use the mean over seeds.
+    """
     return (0, 1, 2) if scale == "reduced" else (0,)
 
 
 def allocate(config: dict, n_source: int, n_target: int):
     """The clients of a cell: two clients with imbalance p, or the split setting
-    ``clients = "Ns+Nt"`` (Ns source-only and Nt target-only clients)."""
+    ``clients = "Ns+Nt"`` (Ns source-only and Nt target-only clients).
+    """
     if "clients" not in config:
         return allocate_two_clients(n_source, n_target, config["p"])
     try:

@@ -64,7 +64,8 @@ def spread(*terms: tuple[float, Sequence[float]]) -> float:
 
 def judge(margin: float, spread_: float) -> bool | None:
     """True when ``margin > spread``, False when ``margin < -spread``, else None
-    (inconclusive). A NaN spread (one seed) falls back to the sign of the margin."""
+    (inconclusive). A NaN spread (one seed) falls back to the sign of the margin.
+    """
     s = 0.0 if not np.isfinite(spread_) else spread_
     if margin > s:
         return True
@@ -144,7 +145,8 @@ def claim_fig2(records) -> tuple[bool | None, str]:
 
 def claim_fig2_monotone(records) -> tuple[bool | None, str]:
     """Stricter reading: p = 0.5 best and accuracy non-increasing in p, step by step; a rise
-    beyond the spread fails, a step within it is inconclusive."""
+    beyond the spread fails, a step within it is inconclusive.
+    """
     f = _fig2_finals(records)
     ps = sorted(f)
     if len(ps) < 2:
@@ -380,7 +382,8 @@ def _read_table(path: Path) -> list[dict]:
 
 def _table_records(rows: list[dict], experiment: str) -> list[RunRecord]:
     """Rows of a rendered fedmm table as records holding the finals they print (percent ->
-    fraction); no curves."""
+    fraction); no curves.
+    """
     def pct(row, col):  # an ``ours (paper)`` column's "<col> mean", or an older plain column
         return float(row[f"{col} mean"] if f"{col} mean" in row else row[col]) / 100
 
@@ -400,7 +403,8 @@ def sgda_rounds_bound(records) -> tuple[bool | None, str]:
     """Fig. 4's "> 1000 rounds" claim from finals only: FedSGDA's best accuracy over all its
     rounds bounds its best up to round 1000 from above, so X - best(all) is a LOWER bound on the
     margin; FedMM's final is its full-test final. A positive bound beyond the spread passes;
-    otherwise the table cannot decide (None)."""
+    otherwise the table cannot decide (None).
+    """
     parts, vs = [], []
     for da in DA_METHODS:
         arms = _fig4_arms(records, da)
@@ -424,7 +428,8 @@ def sgda_rounds_bound(records) -> tuple[bool | None, str]:
 
 def verdicts_from_tables(figures: Path) -> list[dict]:
     """The fedmm claims the committed per-seed tables can decide (Figs. 2, 5 fully; Fig. 4's
-    "> 1000 rounds" as a bound). Rows: {claim, verdict, measured}."""
+    "> 1000 rounds" as a bound). Rows: {claim, verdict, measured}.
+    """
     figures = Path(figures)
     f2 = _table_records(_read_table(figures / "fedmm_fig2.csv"), "fedmm.fig2")
     f4 = _table_records(_read_table(figures / "fedmm_fig4.csv"), "fedmm.fig4")

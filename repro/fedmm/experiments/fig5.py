@@ -1,5 +1,6 @@
 """``fedmm.fig5``: Fig. 5 of paper 004, FedMM vs FedAvgGDA vs FedProxGDA on MNIST -> MNIST-M,
-in the 1 + 1, 2 + 2 and 5 + 5 client settings."""
+in the 1 + 1, 2 + 2 and 5 + 5 client settings.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from repro.fedmm.models import DA_METHODS
 def fig5_cells(scale: str) -> list[dict]:
     """1 + 1 clients (p = 1, the cells Fig. 4 shares) and the N_s + N_t settings 2 + 2 and
     5 + 5 (``clients`` in the config: each domain split evenly over single-domain clients),
-    at the same budget per run."""
+    at the same budget per run.
+    """
     algs = ("FedMM", "FedAvgGDA", "FedProxGDA")
     base = [mnist_cell(scale, da, alg, 20, seed=s) for s in seeds(scale)
             for da in DA_METHODS for alg in algs]

@@ -1,5 +1,6 @@
 """Output of paper 004's experiments: the Figs. 2, 4, 5 curves and per-run tables, and Tables
-1 and 2 (Office-31) beside the paper's values. Output only: not part of the code identity."""
+1 and 2 (Office-31) beside the paper's values. Output only: not part of the code identity.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ FINAL_COLUMNS = ("final acc (full test)", "best acc (subset)",
 
 def seed_mean(records) -> list[RunRecord]:
     """One record per config-without-seed: metrics and the ``acc`` curve averaged over seeds
-    (same round grid), ``config['seed']`` replaced by the list of seeds averaged."""
+    (same round grid), ``config['seed']`` replaced by the list of seeds averaged.
+    """
     groups: dict[tuple, list[RunRecord]] = {}
     for r in records:
         key = tuple(sorted((k, v) for k, v in r.config.items() if k != "seed"))
@@ -53,7 +55,8 @@ def _setting(r: RunRecord) -> str:
 
 def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
     """One row of DANN/CDAN/MDD panels per client setting (one row unless Fig. 5's split
-    settings have records), seed-mean curves."""
+    settings have records), seed-mean curves.
+    """
     seeds = budget(records).split("seeds ")[1]
     records = seed_mean(records)
     settings = sorted({_setting(r) for r in records},
@@ -81,7 +84,8 @@ def _final_table(records, out: Path, stem: str, title: str) -> list[Path]:
     """One row per run (the per-seed values
     :func:`repro.fedmm.experiments.claims.verdicts_from_tables` reads back). Accuracies (%) are
     ``ours (paper)`` cells: Figs. 2, 4 and 5 are images the paper's text does not print numbers
-    for, so every paper value is ``(—)``."""
+    for, so every paper value is ``(—)``.
+    """
     t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds",
                       FINAL_COLUMNS[0], FINAL_COLUMNS[1], "R_conv", FINAL_COLUMNS[2]],
               caption="One row per run (seed); the paper prints these figures as curves "
@@ -133,7 +137,8 @@ def render_fig4(records, out: Path, scale: str) -> list[Path]:
 
 def render_fig5(records, out: Path, scale: str) -> list[Path]:
     """Fig. 5: per-run table and seed-mean curves of FedMM, FedAvgGDA and FedProxGDA, one
-    row of panels per client setting."""
+    row of panels per client setting.
+    """
     ok = [r for r in records if r.ok]
     if not ok:
         return []
@@ -146,7 +151,8 @@ def render_tables(records, out: Path, scale: str) -> list[Path]:
     cell without records: ``not run (paper)``). Ours: the values
     :func:`repro.fedmm.experiments.reproduce.reproduce_tables` compares (best accuracy in %,
     R_conv / 100), mean ± sample std over seeds; Average = the mean of the six task means, as
-    the paper averages."""
+    the paper averages.
+    """
     ok = [r for r in records if r.ok]
     paths = []
     for stem, title, key, metric, factor in (

@@ -1,5 +1,6 @@
 """The rows of ``repro/reported/fedmm_table{1,2}.csv`` that ``fedmm.table1`` reproduces (Tables
-1 and 2 of paper 004, Office-31). Output only: not part of the code identity."""
+1 and 2 of paper 004, Office-31). Output only: not part of the code identity.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ NOTE = "see docs/deviations.md#fedmm-office-31"
 def reproduce_tables(records) -> list[Reproduced]:
     """Best target accuracy (%) for Table 1 and R_conv / 100 for Table 2, per (task, method,
     DA method), and the Average over the six tasks (absolute tolerance 0.1) when all six
-    have records."""
+    have records.
+    """
     rows = []
     for table, metric, key, factor in (
             ("fedmm_table1", "target_test_accuracy_pct", "best_acc", 100.0),

@@ -26,7 +26,8 @@ from repro.fedmm.training import NU, RunSpec, stream_seed, summary_metrics, trai
 
 def table_cells(scale: str) -> list[dict]:
     """The 54 cells of Tables 1-2: 6 tasks x 3 methods x 3 DA methods, seed 0; M = 20
-    (FedSGDA: 1); rounds per scale (FedSGDA 10-20x, same budget of local steps)."""
+    (FedSGDA: 1); rounds per scale (FedSGDA 10-20x, same budget of local steps).
+    """
     out = []
     for task in TASKS:
         for alg in TABLE_METHODS:

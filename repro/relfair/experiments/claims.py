@@ -41,7 +41,8 @@ def _mean_metric(records, task, method, metric) -> float | None:
 
 def _paired(records, metric: str, better: str, worse: str) -> list[float]:
     """Per seed, ``worse``'s metric minus ``better``'s (MNIST): positive when ``better`` is
-    lower, as the claim says."""
+    lower, as the claim says.
+    """
     g = by_config(records, "task", "method", "seed")
     seeds = sorted({k[2] for k in g})
     return [g[("MNIST", worse, sd)][0].metrics[metric] - g[("MNIST", better, sd)][0].metrics[metric]
@@ -50,7 +51,8 @@ def _paired(records, metric: str, better: str, worse: str) -> list[float]:
 
 def lowest(metric: str):
     """Scaff-PD-IA lowest: an ordering claim against the runner-up (the other method of lowest
-    mean), judged on the paired differences over seeds (:func:`ordering_verdict`)."""
+    mean), judged on the paired differences over seeds (:func:`ordering_verdict`).
+    """
     def check(records: list[RunRecord]) -> tuple[bool | None, str]:
         vals = {m: _mean_metric(records, "MNIST", m, metric) for m in METHODS}
         vals = {m: v for m, v in vals.items() if v is not None}
@@ -92,7 +94,8 @@ def comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
 
 def fairest_at_comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
     """The paper's headline (§7): lowest R_AB and lowest Gini, with acc_all within 0.03 of
-    the best method's (specs/relfair.md §6 tolerance)."""
+    the best method's (specs/relfair.md §6 tolerance).
+    """
     parts = [lowest("R_AB")(records), lowest("gini")(records), comparable_accuracy(records)]
     names = ("lowest R_AB", "lowest Gini", "comparable acc_all")
     return _all_of([p[0] for p in parts]), "; ".join(
@@ -100,7 +103,7 @@ def fairest_at_comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]
 
 
 def ia_beats_pd(records: list[RunRecord]) -> tuple[bool | None, str]:
-    """phi = 0.2 lowers R_AB and Gini relative to phi = 0 (Scaff-PD), paired over seeds."""
+    """Phi = 0.2 lowers R_AB and Gini relative to phi = 0 (Scaff-PD), paired over seeds."""
     out, verdicts = [], []
     for metric in ("R_AB", "gini"):
         a = _mean_metric(records, "MNIST", "Scaff-PD-IA", metric)
@@ -118,7 +121,8 @@ def ia_beats_pd(records: list[RunRecord]) -> tuple[bool | None, str]:
 
 def fig4_lorenz(records: list[RunRecord]) -> tuple[bool, str]:
     """Both halves of §7's sentence on Fig. 4: Scaffold's curve below Scaff-PD-IA's near x = 0
-    and above it near x = 1."""
+    and above it near x = 1.
+    """
     groups = by_config(records, "method")
     if ("Scaff-PD-IA",) not in groups or ("Scaffold",) not in groups:
         return False, "missing records"
@@ -178,7 +182,8 @@ def fig3_monotone(records: list[RunRecord]) -> tuple[bool, str]:
 
 def fig3_reference(records: list[RunRecord]) -> tuple[bool, str]:
     """The grid and continuous solutions against :data:`FIG3_REFERENCE` and
-    :data:`FIG3_CONTINUOUS` (paper-scale grid only)."""
+    :data:`FIG3_CONTINUOUS` (paper-scale grid only).
+    """
     from repro.relfair.penguins import PHIS
 
     m = records[0].metrics

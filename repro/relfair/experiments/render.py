@@ -21,7 +21,8 @@ __all__ = ["ablation_render", "fig1_render", "fig2_render", "fig3_render", "fig4
 
 def _reading_of(records: list[RunRecord]) -> str:
     """The local-work reading the records were run under (`repro figures` renders the
-    primary's)."""
+    primary's).
+    """
     works = {r.config.get("local_work", "steps") for r in records
              if r.ok and r.config.get("method") != "SAFL"}
     return "/".join(sorted(works)) or "?"
