@@ -7,7 +7,7 @@ engine out of ``repro.core``):
     runs, for every registered experiment, the first cell of its paper-scale plan (each in a
     subprocess with a time limit; a cell over the limit is listed as not sampled).
 
-``python scripts/refactor_check.py compare A B [--only GLOB]``
+``python scripts/refactor_check.py compare A B [--only GLOB] [--roots ROOT_A ROOT_B]``
     matches the records of two results folders by (experiment, config, data) and compares
     every field except ``timings``, the wall seconds some experiments keep as metrics
     (:data:`TIMING_METRICS`) and the code identity (``key``, ``code``, ``commit``: the
@@ -63,10 +63,13 @@ def sample(results: str, timeout: float, skip: list[str]) -> int:
     return 0
 
 
-def _load(folder: Path, only: str = "*") -> dict:
+def _load(folder: Path, only: str = "*", root: str = "") -> dict:
     out = {}
     for path in sorted(folder.glob(f"{only}/*.json")):
-        d = json.loads(path.read_text())
+        text = path.read_text()
+        if root:  # a not_run reason names the checkout's data cache: compare it as <checkout>
+            text = text.replace(root.rstrip("/"), "<checkout>")
+        d = json.loads(text)
         ident = json.dumps([d["experiment"], d["config"], d.get("data", {})], sort_keys=True)
         out[ident] = {k: v for k, v in d.items() if k not in IGNORED}
         out[ident]["metrics"] = {k: v for k, v in d["metrics"].items()
@@ -74,8 +77,8 @@ def _load(folder: Path, only: str = "*") -> dict:
     return out
 
 
-def compare(a: Path, b: Path, only: str = "*") -> int:
-    ra, rb = _load(a, only), _load(b, only)
+def compare(a: Path, b: Path, only: str = "*", roots: tuple[str, str] = ("", "")) -> int:
+    ra, rb = _load(a, only, roots[0]), _load(b, only, roots[1])
     bad = 0
     per_exp: dict[str, list[int]] = {}
     for ident in sorted(set(ra) | set(rb)):
@@ -115,13 +118,15 @@ def main() -> int:
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     c.add_argument("--only", default="*", help="experiment glob, e.g. 'relfair.*'")
+    c.add_argument("--roots", nargs=2, default=("", ""), metavar=("ROOT_A", "ROOT_B"),
+                   help="the checkouts that made A and B: their paths in text compare equal")
     args = ap.parse_args()
     if args.cmd == "sample":
         return sample(args.results, args.timeout, args.skip)
     if args.cmd == "one":
         run_one(args.name, args.results)
         return 0
-    return compare(args.a, args.b, args.only)
+    return compare(args.a, args.b, args.only, tuple(args.roots))
 
 
 if __name__ == "__main__":
