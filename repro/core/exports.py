@@ -9,7 +9,7 @@ A paper package lists its public names once, each pointing at the submodule that
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 ``from repro.constrfl import ProxAL`` then imports ``repro.constrfl.proxal`` on first use
-only, so ``import repro.constrfl.problems`` (what the experiments and theory checks do) does
+only, so ``import repro.constrfl.problem`` (what the experiments and theory checks do) does
 not pull in every algorithm, and no submodule can end up in an import cycle through the
 package root. Unknown names raise ``AttributeError``, which keeps
 ``from repro.fairvfl import claims`` (a submodule) working.

@@ -3,7 +3,7 @@
 ``code_hash(exp)`` is the sha256 of the source of
 
 - the experiment's own package (``repro/<paper>/``, every module except those that only turn
-  records into output: ``render.py``, ``claims.py``, ``reproduce.py``, ``bench.py``), or, for an
+  records into output: ``render.py``, ``claims.py``, ``reproduce.py``), or, for an
   experiment defined in a single module outside a paper package (a plugin), that module;
 - the core computational modules every cell may call and the engine's cell context
   (:data:`CORE_MODULES`, the data loaders ``repro/core/data/*.py``).
@@ -31,7 +31,7 @@ from repro.engine.experiment import Experiment
 _REPRO = Path(__file__).resolve().parents[1]  # the installed package, for its own sources
 CORE_MODULES = ("core/groundtruth.py", "core/metrics.py", "core/partition.py",
                 "core/projections.py", "core/validation.py", "engine/experiment.py")
-OUTPUT_ONLY = frozenset({"render.py", "claims.py", "reproduce.py", "bench.py"})
+OUTPUT_ONLY = frozenset({"render.py", "claims.py", "reproduce.py"})
 SHORT = 12  # hex digits shown in `stale (code ...)`
 
 

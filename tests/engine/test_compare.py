@@ -76,7 +76,7 @@ def test_verdict_rules():
 
 
 def test_double_rounding_and_corrected_misprint():
-    # constrfl spec §6: 5.87485e-4 printed 5.88e-4 (rounded twice): off by 5.15e-7, more than
+    # specs/constrfl.md §6: 5.87485e-4 printed 5.88e-4 (rounded twice): off by 5.15e-7, more than
     # half a unit (5e-7) but within one unit (1e-6)
     row = _row("5.88e-4", 1.34e-7)
     assert verdict_for(row, _rep([5.87485e-4]), "")["verdict"] == "deviates"

@@ -13,7 +13,7 @@ lambda_i^t). Three readings, on FedMM-exact iterates (finite runs only):
 
 On a quadratic instance Q, (c) is ||B_i (psi*(w) - psi_i^t)|| once the local solve is exact, so
 it holds with L12 = max ||B_i|| by Cauchy-Schwarz: a built-in identity. The check therefore
-runs (c) on the NL family (:func:`theory.fedmm.problems.gen_NL`, gamma = 0.5), whose omega-psi
+runs (c) on the NL family (:func:`repro.fedmm.instances.gen_NL`, gamma = 0.5), whose omega-psi
 coupling is nonlinear: there (c) is a mean-value inequality that needs the sup bound
 L12 = max_i (||B_i|| + gamma max|b_i|) and local solves by Newton's method (residual 1e-13).
 Q (gamma = 0) is kept for (a) and (b), the printed statement's counterexamples.

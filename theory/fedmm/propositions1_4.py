@@ -7,10 +7,10 @@ In the player form G_i = [grad_w f_i; -grad_psi f_i], d_i = [lambda_i; beta_i]:
 * Props 3/4, (40)/(45): mu (theta_i^{t+1} - theta0^t) = -(G_i(theta_i^{t+1}) - G_i(theta_i^t)).
 
 The propositions are consequences of exact local stationarity and of (13)-(16) as implemented
-in :class:`repro.fedmm.algorithms.FedMM`; what T3 tests is that implementation (dual steps, the
+in :class:`repro.fedmm.fedmm.FedMM`; what T3 tests is that implementation (dual steps, the
 eta3-shifted upload, the average) against the paper's statements. So that they are not linear
 identities of the instance, they are checked on two families: Q (affine G_i, local solve = one
-linear solve) and NL (:func:`theory.fedmm.problems.gen_NL`: nonlinear G_i with a nonlinear
+linear solve) and NL (:func:`repro.fedmm.instances.gen_NL`: nonlinear G_i with a nonlinear
 omega-psi coupling, local solves by Newton's method to a residual of 1e-13, so the
 propositions hold only as far as the iterative solve does). A planted error in (13)-(16) (a
 flipped dual sign, a missing 1/mu) makes the check fail (tests/theory/test_fedmm_planted.py).

@@ -61,7 +61,7 @@ def check(seed: int, size: str) -> CheckResult:
             avg_rounds = rounds // 3 if small else rounds
             err[("FedAvgGDA", M, p)] = run(inst, "FedSGDA" if M == 1 else "FedAvgGDA", M, eta,
                                            1.0, sgda_rounds if M == 1 else avg_rounds)
-        if not small:  # reported only (spec: prox only slightly reduces the bias)
+        if not small:  # reported only (specs/fedmm.md §9.2 T2: prox only slightly reduces the bias)
             err[("FedProxGDA", 20, p)] = run(inst, "FedProxGDA", 20, eta, 1.0, rounds)
         err[("FedMM", 20, p)] = run(inst, "FedMM", 20, eta, 2.0, rounds)
     margins = {

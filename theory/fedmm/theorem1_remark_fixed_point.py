@@ -3,7 +3,7 @@
 Paper 004, Sec. 4 (consensus reformulation (5)-(10)) and the remark after Theorem 1 with
 eps = 0. At a fixed point of (13)-(16) with constant eta3 > 0: omega_i = omega0, psi_i = psi0,
 sum_i lambda_i = sum_i beta_i = 0 and grad f(omega0, psi0) = 0, for exact local solves and for
-any number M of local GDA steps. Runs use :class:`repro.fedmm.algorithms.FedMM` on the
+any number M of local GDA steps. Runs use :class:`repro.fedmm.fedmm.FedMM` on the
 quadratic instances Q of §9.1 and compare with the closed-form saddle z*. Runs that do not
 settle (state change >= 1e-13 at the round cap, or non-finite) are counted, and enter the
 pass/fail only if the exact round map is a contraction (rho(J) < 1), where they must settle.
