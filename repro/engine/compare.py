@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from repro.engine.experiment import Experiment, Reproduced
+from repro.engine.experiment import Experiment, RecordsMissing, Reproduced
 from repro.engine.records import RunRecord
 from repro.engine.report import paper_name, smoke_banner
 from repro.engine.reported import reported_files
@@ -523,9 +523,14 @@ def check_claims(experiments: dict[str, Experiment],
                 if not ok:
                     passed, measured, verdict = None, "no records", "not_run"
                 else:
-                    passed, measured = claim.check(ok)
-                    # None: the margin lies within the claim's seed noise (see Claim.check)
-                    verdict = "inconclusive" if passed is None else "pass" if passed else "fail"
+                    try:
+                        passed, measured = claim.check(ok)
+                    except RecordsMissing as exc:  # the records it needs are not there yet
+                        passed, measured, verdict = None, f"records missing: {exc}", "not_run"
+                    else:
+                        # None: the margin lies within the claim's seed noise (Claim.check)
+                        verdict = ("inconclusive" if passed is None else
+                                   "pass" if passed else "fail")
                 reason = ""
                 if verdict in ("fail", "inconclusive"):
                     anchor = claim.deviation or f"{DEVIATIONS}#{paper_section_anchor(name)}"

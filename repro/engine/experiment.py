@@ -155,13 +155,21 @@ class Reproduced(SeedValues):
     rel_tolerance: float | None = None
 
 
+class RecordsMissing(LookupError):
+    """Raised by a claim's ``check`` when the records it needs are absent (a method or a dataset
+    not run yet, an alternative reading run only in part): the claim is ``not_run`` with this
+    message, never a ``fail``.
+    """
+
+
 @dataclass(frozen=True)
 class Claim:
     """A qualitative statement of a paper, checked on the records.
 
     ``check(records)`` returns ``(passed, measured)`` where ``measured`` is a short text with
     the numbers it is based on; ``passed`` is ``None`` when the claim's margin lies within the
-    seed noise of what it compares (verdict ``inconclusive``).
+    seed noise of what it compares (verdict ``inconclusive``). A check that lacks the records it
+    needs raises :class:`RecordsMissing` (verdict ``not_run``).
     """
 
     text: str

@@ -148,6 +148,28 @@ def test_compare_joins_records_to_reported_rows():
     assert [c["verdict"] for c in claims] == ["pass"]
 
 
+def test_a_claim_without_its_records_is_not_run_not_fail():
+    """Issue 15's defect: a claim whose records are absent (an alternative reading run in
+    part) raised no verdict of its own and was judged `fail`; it is `not_run` with the reason."""
+    from repro.engine.experiment import RecordsMissing
+
+    def needs_b(rs):
+        if not any(r.config.get("method") == "B" for r in rs):
+            raise RecordsMissing("no method B record")
+        return True, "B present"
+
+    exp = Experiment(name="demo.x", title="t", paper="p.txt", cells=lambda s: [{"s": 0}],
+                     run_cell=lambda c, ctx: CellResult({}),
+                     claims=(Claim("B wins", "p. 1", needs_b),))
+    only_a = [RunRecord("demo.x", {"method": "A"}, "k", 0, metrics={"m": 1.0})]
+    row, = check_claims({exp.name: exp}, {exp.name: ("paper", only_a)})
+    assert (row["verdict"], row["measured"], row["reason"]) == (
+        "not_run", "records missing: no method B record", "")
+    with_b = only_a + [RunRecord("demo.x", {"method": "B"}, "k2", 0, metrics={"m": 1.0})]
+    row, = check_claims({exp.name: exp}, {exp.name: ("paper", with_b)})
+    assert row["verdict"] == "pass"
+
+
 def test_not_run_cells_carry_the_data_reason():
     exp = _fake_experiment([])
     rec = RunRecord("demo.table1", {"s": 0}, "k", 0, status="not_run",

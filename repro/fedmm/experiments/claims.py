@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine import query
+from repro.engine.experiment import RecordsMissing
 from repro.engine.query import where
 from repro.engine.records import RunRecord
 from repro.fedmm.data import TASKS
@@ -224,7 +225,7 @@ def claim_fig4_sgda_rounds(records) -> tuple[bool | None, str]:
                      f"{PAPER_SGDA_ROUNDS} {100 * best_mean:.1f}%, margin {100 * margin:.1f} pp"
                      f", seed spread {_pp(s)} -> {word(v)}")
     if not parts:
-        return False, "no DA method has both FedMM and FedSGDA records"
+        raise RecordsMissing("no DA method has both FedMM and FedSGDA records")
     return combine(vs), ("; ".join(parts) + "; a FedSGDA curve that never reaches X within its "
                          "R_max rounds is censored and counts as evidence for the claim; "
                          f"seeds {_seeds(records)}")
@@ -250,7 +251,7 @@ def claim_fig4_saving(records) -> tuple[bool | None, str]:
                      f", saving {100 * sav:.1f}% at X={100 * lvl:.1f}%, per-seed sd "
                      f"{_pp(s)} -> {word(v)}")
     if not parts:
-        return False, "no DA method has both FedMM and FedSGDA records"
+        raise RecordsMissing("no DA method has both FedMM and FedSGDA records")
     return combine(vs), "; ".join(parts) + f"; seeds {_seeds(records)}"
 
 

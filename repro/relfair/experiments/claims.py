@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.engine.experiment import ordering_verdict
+from repro.engine.experiment import RecordsMissing, ordering_verdict
 from repro.engine.records import RunRecord
 from repro.relfair.experiments._cells import by_config
 from repro.relfair.methods import METHODS
@@ -57,11 +57,11 @@ def lowest(metric: str):
         vals = {m: _mean_metric(records, "MNIST", m, metric) for m in METHODS}
         vals = {m: v for m, v in vals.items() if v is not None}
         if "Scaff-PD-IA" not in vals:
-            return False, "no MNIST Scaff-PD-IA record"
+            raise RecordsMissing("no MNIST Scaff-PD-IA record")
         text = ", ".join(f"{m} {v:.4g}" for m, v in vals.items())
         others = {m: v for m, v in vals.items() if m != "Scaff-PD-IA"}
         if not others:
-            return False, f"MNIST {metric}: {text}; no other method recorded"
+            raise RecordsMissing(f"MNIST {metric}: {text}; no other method recorded")
         runner = min(others, key=others.get)
         verdict, why = ordering_verdict(_paired(records, metric, "Scaff-PD-IA", runner),
                                         f"margin to {runner}")
@@ -86,7 +86,7 @@ def comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
     vals = {m: _mean_metric(records, "MNIST", m, "acc_all") for m in METHODS}
     vals = {m: v for m, v in vals.items() if v is not None}
     if "Scaff-PD-IA" not in vals:
-        return False, "no MNIST Scaff-PD-IA record"
+        raise RecordsMissing("no MNIST Scaff-PD-IA record")
     gap = max(vals.values()) - vals["Scaff-PD-IA"]
     return gap <= 0.03, (f"MNIST acc_all: IA {vals['Scaff-PD-IA']:.4f}, best "
                          f"{max(vals, key=vals.get)} {max(vals.values()):.4f} (gap {gap:.4f})")
@@ -109,7 +109,7 @@ def ia_beats_pd(records: list[RunRecord]) -> tuple[bool | None, str]:
         a = _mean_metric(records, "MNIST", "Scaff-PD-IA", metric)
         b = _mean_metric(records, "MNIST", "Scaff-PD", metric)
         if a is None or b is None:
-            return False, "missing records"
+            raise RecordsMissing("no MNIST Scaff-PD-IA or Scaff-PD record")
         diffs = _paired(records, metric, "Scaff-PD-IA", "Scaff-PD")
         verdict, why = ordering_verdict(diffs, "PD - IA")
         verdicts.append(verdict)
@@ -125,7 +125,7 @@ def fig4_lorenz(records: list[RunRecord]) -> tuple[bool, str]:
     """
     groups = by_config(records, "method")
     if ("Scaff-PD-IA",) not in groups or ("Scaffold",) not in groups:
-        return False, "missing records"
+        raise RecordsMissing("no Scaff-PD-IA or Scaffold record")
     curves = {m: transformed_lorenz(groups[(m,)][0].curves["client_val_loss"])
               for m in ("Scaff-PD-IA", "Scaffold")}
 
