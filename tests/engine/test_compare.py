@@ -150,7 +150,8 @@ def test_compare_joins_records_to_reported_rows():
 
 def test_a_claim_without_its_records_is_not_run_not_fail():
     """Issue 15's defect: a claim whose records are absent (an alternative reading run in
-    part) raised no verdict of its own and was judged `fail`; it is `not_run` with the reason."""
+    part) raised no verdict of its own and was judged `fail`; it is `not_run` with the reason.
+    """
     from repro.engine.experiment import RecordsMissing
 
     def needs_b(rs):

@@ -1,6 +1,7 @@
 """Issue 15's defect: an alternative reading run only in part (here ``steps`` with only its
 SAFL cells, the ones every reading shares) judged Table 1's claims on those records and
-printed ``fail: no MNIST Scaff-PD-IA record``. Missing records make a claim ``not_run``."""
+printed ``fail: no MNIST Scaff-PD-IA record``. Missing records make a claim ``not_run``.
+"""
 
 from __future__ import annotations
 
