@@ -4,17 +4,14 @@ training sweep, the readings of App. J.2 (issue #15), the deviation notes, and o
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from repro.engine.experiment import CellResult, RunContext
 from repro.engine.readings import Reading
-from repro.engine.records import RunRecord
 from repro.relfair.data import TASKS
 from repro.relfair.experiments._training import SCALES, run_training
 from repro.relfair.methods import METHODS
 
 __all__ = ["CAUSE_NOTES", "CLAIMS_NOTE", "DEV", "DEVIATION_NOTE", "METRICS", "MNIST_DATA",
-           "PAPER", "READINGS", "SEEDS", "by_config", "table1_cells", "training_cell"]
+           "PAPER", "READINGS", "SEEDS", "table1_cells", "training_cell"]
 
 PAPER = "002_fd6ea8b278c89851.txt"
 MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-idx1-ubyte.gz"))
@@ -82,12 +79,3 @@ def training_cell(config: dict, ctx: RunContext) -> CellResult:
     """One training run (:func:`repro.relfair.experiments._training.run_training`)."""
     metrics, curves = run_training(config, ctx)
     return CellResult(metrics=metrics, curves=curves)
-
-
-def by_config(records: list[RunRecord], *keys: str) -> dict[tuple, list[RunRecord]]:
-    """The ``ok`` records grouped by the values of config fields ``keys``."""
-    out: dict[tuple, list[RunRecord]] = defaultdict(list)
-    for r in records:
-        if r.ok:
-            out[tuple(r.config[k] for k in keys)].append(r)
-    return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from repro.engine.experiment import RecordsMissing, ordering_verdict
+from repro.engine.query import by
 from repro.engine.records import RunRecord
-from repro.relfair.experiments._cells import by_config
 from repro.relfair.methods import METHODS
 from repro.relfair.metrics import transformed_lorenz
 
@@ -35,7 +35,7 @@ FIG3_CONTINUOUS = {0.0: 4.4586, 0.01: 2.5988, 0.02: 1.0, 0.03: 1.0, 0.04: 1.0, 0
 # =========================================================================== Table 1 and Fig. 4
 
 def _mean_metric(records, task, method, metric) -> float | None:
-    recs = by_config(records, "task", "method").get((task, method), [])
+    recs = by(records, "task", "method").get((task, method), [])
     return float(np.mean([r.metrics[metric] for r in recs])) if recs else None
 
 
@@ -43,7 +43,7 @@ def _paired(records, metric: str, better: str, worse: str) -> list[float]:
     """Per seed, ``worse``'s metric minus ``better``'s (MNIST): positive when ``better`` is
     lower, as the claim says.
     """
-    g = by_config(records, "task", "method", "seed")
+    g = by(records, "task", "method", "seed")
     seeds = sorted({k[2] for k in g})
     return [g[("MNIST", worse, sd)][0].metrics[metric] - g[("MNIST", better, sd)][0].metrics[metric]
             for sd in seeds if ("MNIST", worse, sd) in g and ("MNIST", better, sd) in g]
@@ -123,7 +123,7 @@ def fig4_lorenz(records: list[RunRecord]) -> tuple[bool, str]:
     """Both halves of §7's sentence on Fig. 4: Scaffold's curve below Scaff-PD-IA's near x = 0
     and above it near x = 1.
     """
-    groups = by_config(records, "method")
+    groups = by(records, "method")
     if ("Scaff-PD-IA",) not in groups or ("Scaffold",) not in groups:
         raise RecordsMissing("no Scaff-PD-IA or Scaffold record")
     curves = {m: transformed_lorenz(groups[(m,)][0].curves["client_val_loss"])

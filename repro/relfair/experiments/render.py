@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.query import by
 from repro.engine.records import RunRecord
 from repro.engine.report import Table, paper_values, write_table
 from repro.relfair.data import TASKS
-from repro.relfair.experiments._cells import METRICS, by_config
+from repro.relfair.experiments._cells import METRICS
 from repro.relfair.experiments.claims import FIG3_REFERENCE
 from repro.relfair.methods import METHODS
 from repro.relfair.metrics import transformed_lorenz
@@ -29,7 +30,7 @@ def _reading_of(records: list[RunRecord]) -> str:
 
 
 def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
-    groups = by_config(records, "task", "method")
+    groups = by(records, "task", "method")
     table = Table(f"relfair.table1: Table 1 of paper 002 (scale={scale}, reading "
                   f"{_reading_of(records)})",
                   ["task", "method", *METRICS, "seeds"],
@@ -67,13 +68,13 @@ def ablation_render(records: list[RunRecord], out: Path, scale: str) -> list[Pat
                   f"(MNIST, seed 0, scale={scale})", ["method", "tau", *METRICS],
                   caption="Not in the paper: tau = 0.025 is App. J.2's value; tau = 0.1 tests "
                           "whether under-training explains the deviation (docs/deviations.md).")
-    for (m, tau), recs in sorted(by_config(records, "method", "tau").items()):
+    for (m, tau), recs in sorted(by(records, "method", "tau").items()):
         table.add(m, tau, *(f"{recs[0].metrics[k]:.4f}" for k in METRICS))
     return write_table(table, out, "relfair_ablation_server_step")
 
 
 def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
-    groups = by_config(records, "method")
+    groups = by(records, "method")
     fig, ax = figure()
     for i, m in enumerate(METHODS):
         if (m,) in groups:

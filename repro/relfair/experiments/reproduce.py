@@ -8,13 +8,13 @@ reported value (``rel_tolerance``: the comparison reads the reported value, not 
 from __future__ import annotations
 
 from repro.engine.experiment import Reproduced
+from repro.engine.query import by
 from repro.engine.records import RunRecord
 from repro.relfair.experiments._cells import (
     CAUSE_NOTES,
     DEV,
     DEVIATION_NOTE,
     METRICS,
-    by_config,
 )
 
 __all__ = ["table1_reproduce"]
@@ -26,7 +26,7 @@ def _tolerances(metric: str) -> dict:
 
 def table1_reproduce(records: list[RunRecord]) -> list[Reproduced]:
     out = []
-    for (task, method), recs in sorted(by_config(records, "task", "method").items()):
+    for (task, method), recs in sorted(by(records, "task", "method").items()):
         for metric in METRICS:
             values = tuple(r.metrics[metric] for r in sorted(recs, key=lambda r: r.config["seed"]))
             out.append(Reproduced("relfair_table1", {"task": task, "method": method}, metric,
