@@ -192,29 +192,29 @@ PLANTS = {
         ("stop test (11) reduced to its tolerance term tau_k <= eps1",
          lambda mp: _wrap(mp, proxal.FedProxAL, "step", _stop_test_without("tau only"))),
     # ---- relfair
-    "relfair.thm3_convergence":
+    "relfair.theorem3_convergence":
         ("dual step descending instead of ascending (wrong sign of s)",
          lambda mp: _wrap(mp, RC, "dual_step",
                           lambda f: lambda lam, s, sigma, amb: f(lam, -s, sigma, amb))),
-    "relfair.thm4_generalization_terms":
+    "relfair.theorem4_generalization_terms":
         ("generating vector w without its 1/(1 - phi)",
          lambda mp: mp.setattr(RelativeAmbiguitySet, "w", property(
              lambda self: (1 - self.phi) * _W(self)))),
-    "relfair.prop9_majorization_bounds":
+    "relfair.proposition9_majorization_bounds":
         ("F_A computed as a bottom CVaR (F_A >= phi F_B no longer holds)",
          lambda mp: mp.setattr(RM, "top_cvar", RM.bottom_cvar)),
-    "relfair.thm1_2_monotonicity":
+    "relfair.theorem1_2_monotonicity":
         ("R_{A,B} inverted (F_B / F_A)",
          lambda mp: _wrap(mp, RMo, "relative_fairness_ratio",
                           lambda f: lambda losses, a: 1.0 / f(losses, a))),
-    "relfair.eq13_phi_selection":
+    "relfair.equation13_phi_selection":
         ("(13) with c (1 - 0.5) in the denominator",
          lambda mp: mp.setattr(RPh, "printed_13", lambda a, b, c: (
              np.sqrt(b ** 2 + 1.5 * a * c) - b) / (c * 0.5))),
-    "relfair.alg1_dual_step_projection":
+    "relfair.algorithm1_dual_step_projection":
         ("permutohedron projection off by 1e-6",
          lambda mp: _wrap(mp, RPj, "permutohedron_projection", _shifted)),
-    "relfair.prop5_skewness":
+    "relfair.proposition5_skewness":
         ("skewness as printed in Prop. 5 (missing 1 - 2 alpha)",
          lambda mp: mp.setattr(RelativeAmbiguitySet, "skewness", property(
              lambda self: float(self.n * np.sum(self.w ** 2)) + 2 * self.alpha - 1))),

@@ -8,9 +8,10 @@ from theory import registry
 from theory.relfair.majorization import counterexample
 from theory.relfair.skewness import exact_limit, printed_prop5
 
-NAMES = {"relfair.alg1_dual_step_projection", "relfair.prop9_majorization_bounds",
-         "relfair.prop5_skewness", "relfair.thm1_2_monotonicity", "relfair.eq13_phi_selection",
-         "relfair.thm3_convergence", "relfair.thm4_generalization_terms"}
+NAMES = {"relfair.algorithm1_dual_step_projection", "relfair.proposition9_majorization_bounds",
+         "relfair.proposition5_skewness", "relfair.theorem1_2_monotonicity",
+         "relfair.equation13_phi_selection", "relfair.theorem3_convergence",
+         "relfair.theorem4_generalization_terms"}
 
 
 def test_relfair_checks_pass_small():
@@ -19,7 +20,8 @@ def test_relfair_checks_pass_small():
     for r in results.values():
         assert r.passed, (r.name, r.details)
         assert r.worst_margin >= 0
-    assert results["relfair.alg1_dual_step_projection"].ground_truth["statuses"] == {"optimal": 12}
+    dual_step = results["relfair.algorithm1_dual_step_projection"]
+    assert dual_step.ground_truth["statuses"] == {"optimal": 12}
 
 
 def test_prop5_erratum_values():
@@ -44,10 +46,10 @@ def test_named_checks_state_their_closest_instance():
     """Issue #17 item 3: the skewness formula and the majorization bounds name the instance
     that came closest to violating them, with its numbers.
     """
-    results = {r.name: r for r in registry.run_checks("relfair.prop[59]_*", "small")}
-    sk = results["relfair.prop5_skewness"].closest
+    results = {r.name: r for r in registry.run_checks("relfair.proposition[59]_*", "small")}
+    sk = results["relfair.proposition5_skewness"].closest
     assert sk["criterion"] and sk["tolerance"] > 0 and "alpha" in sk
-    mj = results["relfair.prop9_majorization_bounds"].closest
+    mj = results["relfair.proposition9_majorization_bounds"].closest
     assert mj["bound"] in ("lower", "upper")
     assert mj["F_A - phi F_B"] >= 0  # the condition Prop. 9 needs, at the closest instance
     assert mj["lower"] - 1e-12 <= mj["R"] <= mj["upper"] + 1e-12

@@ -64,7 +64,7 @@ def run_scaff_pd_ia(prob, amb, rounds: int, J: int, checkpoints, m: float, M: fl
     return out, {"kappa": kappa, "L": L, "max_norm": max_norm}
 
 
-@register("relfair.thm3_convergence", paper="002 relfair",
+@register("relfair.theorem3_convergence", paper="002 relfair",
           seed_name="relfair.convergence",
           claim="Scaff-PD-IA converges in the deterministic strongly convex case (Thm 3)")
 def check(seed: int, size: str) -> CheckResult:
@@ -90,7 +90,7 @@ def check(seed: int, size: str) -> CheckResult:
     ok = ref["status"] == "optimal" and l1 < 1 + m / (2 * M)
     worst = float(min(margins)) if ok else -1.0
     return CheckResult(
-        name="relfair.thm3_convergence",
+        name="relfair.theorem3_convergence",
         claim=("e_R = ||theta^{R+1} - theta*||^2 at R=" + ", ".join(
             f"{r}: {e:.2e}" for r, e in err.items())
             + f"; ||Lambda||_1 = {l1:.4f} < 1+m/(2M) = {1 + m / (2 * M):.4f} (Asm. 8, used by "

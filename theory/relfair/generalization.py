@@ -26,7 +26,7 @@ from theory.result import CheckResult
 TOL = 1e-12
 
 
-@register("relfair.thm4_generalization_terms", paper="002 relfair",
+@register("relfair.theorem4_generalization_terms", paper="002 relfair",
           seed_name="relfair.generalization_terms",
           claim="Thm 4's computable terms: sqrt s(Lambda_phi) and max ||lambda - 1/n||_1")
 def check(seed: int, size: str) -> CheckResult:
@@ -63,7 +63,7 @@ def check(seed: int, size: str) -> CheckResult:
     worst = float(min(margins))
     ratio = rows[0.2]["sqrt_s"] / rows[0.0]["sqrt_s"]
     return CheckResult(
-        name="relfair.thm4_generalization_terms",
+        name="relfair.theorem4_generalization_terms",
         claim=("n=100, alpha=0.2: sqrt s(Lambda_phi) = " + ", ".join(
             f"{p}: {r['sqrt_s']:.4f}" for p, r in rows.items())
             + f" (phi=0.2 is {100 * (ratio - 1):.1f}% above phi=0); max ||lambda - 1/n||_1 = "

@@ -37,7 +37,7 @@ def counterexample() -> dict:
             "upper_violated": bool(np.any(hi < f / g - TOL))}
 
 
-@register("relfair.prop9_majorization_bounds", paper="002 relfair",
+@register("relfair.proposition9_majorization_bounds", paper="002 relfair",
           seed_name="relfair.majorization_bounds",
           claim="Prop. 9 holds for capped simplices (F_A >= phi F_B) and fails without it")
 def check(seed: int, size: str) -> CheckResult:
@@ -88,7 +88,7 @@ def check(seed: int, size: str) -> CheckResult:
     ok_ce = ce["lower_violated"] and ce["upper_violated"]
     margin = min(worst, mono)
     return CheckResult(
-        name="relfair.prop9_majorization_bounds",
+        name="relfair.proposition9_majorization_bounds",
         claim=("Prop. 9 bounds hold on all capped-simplex instances and are monotone in phi; "
                "they need F_A >= phi F_B: counterexample A={e1}, B={e2}, (f,g)=(1,10),(1,5), "
                f"phi=0.5 gives R={ce['R']}, lower={ce['lower']} (> R), upper={ce['upper']} (< R)"),

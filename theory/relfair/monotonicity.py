@@ -28,7 +28,7 @@ TOL_R = 1e-4
 TOL_GAP = 1e-4
 
 
-@register("relfair.thm1_2_monotonicity", paper="002 relfair",
+@register("relfair.theorem1_2_monotonicity", paper="002 relfair",
           seed_name="relfair.monotonicity",
           claim="R_{A,B}(theta*_phi) decreases in phi (Thms 1-2)")
 def check(seed: int, size: str) -> CheckResult:
@@ -62,7 +62,7 @@ def check(seed: int, size: str) -> CheckResult:
     margins.append(1e-12 - abs(r_same - 1.0))
     worst = float(min(margins))
     return CheckResult(
-        name="relfair.thm1_2_monotonicity",
+        name="relfair.theorem1_2_monotonicity",
         claim=(f"R(theta*_phi) over phi={[float(p) for p in phis]}: {curves}; min decrement "
                f"{min(decrements):.2e}; identical clients give R = {r_same:.12f}"),
         paper="002 relfair", equation="Thm 1, Thm 2 (§4), App. E", instances=len(phis) * seeds + 1,

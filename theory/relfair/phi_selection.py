@@ -21,7 +21,7 @@ def printed_13(a, b, c):
     return (np.sqrt(b ** 2 + 2 * (1 - 0.25) * a * c) - b) / (c * (1 + 0.5))
 
 
-@register("relfair.eq13_phi_selection", paper="002 relfair",
+@register("relfair.equation13_phi_selection", paper="002 relfair",
           seed_name="relfair.phi_selection",
           claim="(13) is the minimizer of (12)'s approximation u(phi)")
 def check(seed: int, size: str) -> CheckResult:
@@ -59,7 +59,7 @@ def check(seed: int, size: str) -> CheckResult:
         margins.append((grid[1] - grid[0]) - abs(grid[np.argmin(uf(av, bv, cv, grid))] - ps))
     worst = float(min(margins)) if symbolic_ok else -1.0
     return CheckResult(
-        name="relfair.eq13_phi_selection",
+        name="relfair.equation13_phi_selection",
         claim=("(13) is exactly the positive root of (1 - p/2) c phi^2 + b phi - p a = 0 at "
                "p = 1/2, i.e. the minimizer of (12); the other root is negative"),
         paper="002 relfair", equation="(11)-(13), App. C (17)-(19)", instances=count,

@@ -61,7 +61,7 @@ def _instances(rng: np.random.Generator, count: int) -> list[tuple]:
     return out
 
 
-@register("relfair.alg1_dual_step_projection", paper="002 relfair",
+@register("relfair.algorithm1_dual_step_projection", paper="002 relfair",
           seed_name="relfair.dual_step_projection",
           claim="the permutohedron projection is the exact dual step of Alg. 1 (line 9)")
 def check(seed: int, size: str) -> CheckResult:
@@ -87,7 +87,7 @@ def check(seed: int, size: str) -> CheckResult:
             worst, worst_inst = margin, {"n": amb.n, "alpha": amb.alpha, "beta": amb.beta,
                                          "phi": amb.phi}
     return CheckResult(
-        name="relfair.alg1_dual_step_projection",
+        name="relfair.algorithm1_dual_step_projection",
         claim="Proj_{Lambda_phi}(z) by sort + isotonic regression equals the QP over A x B",
         paper="002 relfair", equation="Alg. 1 line 9; specs/relfair.md §1.6, §2.3",
         instances=len(insts),

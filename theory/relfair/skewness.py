@@ -59,7 +59,7 @@ BRUTE_REFERENCE = {(6, 0.3, 0.3, 0.3): 6.755858, (7, 0.5, 0.5, 0.2): 2.928571,
                    (8, 0.25, 0.25, 0.5): 20.0, (6, 0.8, 0.8, 0.3): 1.539966}
 
 
-@register("relfair.prop5_skewness", paper="002 relfair",
+@register("relfair.proposition5_skewness", paper="002 relfair",
           seed_name="relfair.skewness",
           claim="s(Lambda_phi) = n||w||^2; Prop. 5 is off by 1 - 2 alpha")
 def check(seed: int, size: str) -> CheckResult:
@@ -116,7 +116,7 @@ def check(seed: int, size: str) -> CheckResult:
     rows = "; ".join(f"alpha={a},phi={p}: exact {e:.4f}, Prop.5 {q:.4f}" for a, p, e, q, _ in
                      table if p == 0.2)
     return CheckResult(
-        name="relfair.prop5_skewness",
+        name="relfair.proposition5_skewness",
         claim=("s(Lambda_phi(Delta_a,Delta_a)) = n||w||^2 = (1+phi^2)/((1-phi)^2 alpha) for "
                "alpha <= 1/2; the printed Prop. 5 equals that + (2 alpha - 1), i.e. it is "
                "too small "
