@@ -5,7 +5,7 @@
 messages, the clients' local GDA, the shared round), one module per algorithm (``fedmm``:
 Algorithm 3; ``fedavg_gda``, ``fedprox_gda``: Algorithm 2; ``fedsgda``), ``methods`` (the table
 of methods by name), ``models``/``adaptation`` (networks and DANN/CDAN/MDD losses), ``data``/
-``office``/``mobilenetv2``/``clients`` (MNIST-M, Office-31 features, client allocation),
+``mobilenetv2``/``clients`` (MNIST-M and the Office-31 features, client allocation),
 ``training`` (presets, round loop, checkpoints), ``instances`` (small saddle problems for tests,
 theory and benchmarks), ``experiments/`` (Figs. 2, 4, 5 and Tables 1-2).
 
