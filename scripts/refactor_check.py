@@ -24,8 +24,9 @@ import sys
 from pathlib import Path
 
 IGNORED = ("timings", "key", "code", "commit")
-# Wall-clock seconds that an experiment stores among its metrics (constrfl's Tables 1-2 print
-# run times, so its records carry them as metrics): they differ between any two runs.
+# Wall-clock seconds that constrfl's records kept among their metrics until they moved to
+# ``timings`` (CellResult.timings, after issue 13): they differ between any two runs, so a
+# comparison with records made before that ignores them.
 TIMING_METRICS = ("seconds_alg1", "seconds_cprox")
 
 

@@ -28,7 +28,7 @@ import pytest
 
 from repro.engine import registry
 from repro.engine.compare import check_claims, compare, heading_anchor, load_reported
-from repro.engine.runner import run_experiments
+from repro.engine.runner import plan_readings, run_cell, run_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"docs/([\w./-]+\.md)#([\w-]+)")
@@ -86,6 +86,27 @@ def test_runs_at_smoke(smoke, name):
     assert not failed, f"{name}: {failed[:3]}"
     for r in recs:
         assert r.ok or r.reason.startswith("data unavailable"), (name, r.status, r.reason)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_a_rerun_of_a_cell_is_bitwise_equal_but_its_timings(smoke, name, tmp_path):
+    """Determinism: the cheapest cell of the smoke run, computed again in a fresh folder, gives
+    the same record in every field but ``timings`` (wall seconds a cell measures of its own
+    parts go there, through ``CellResult.timings``, never into the metrics).
+    """
+    _, records = smoke
+    ok = [r for r in records[name] if r.ok]
+    if not ok:  # data absent: nothing to recompute (test_runs_at_smoke checks the reason)
+        assert all(r.status == "not_run" for r in records[name]), name
+        return
+    first = min(ok, key=lambda r: r.timings["wall_s"])
+    exp = registry.get(name)
+    cell = next(c for c in plan_readings(exp, "smoke") if c.key == first.key)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FEDREPRO_OFFLINE", "1")
+        again, how = run_cell(exp, cell, tmp_path / "results")
+    assert how == "computed"
+    assert again.without_timings() == first.without_timings(), name
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)

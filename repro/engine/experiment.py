@@ -117,6 +117,10 @@ class CellResult:
 
     metrics: Mapping[str, float]
     curves: Mapping[str, list[float]] = field(default_factory=dict)
+    # wall-clock seconds the cell measured of its own parts (e.g. each method's solve): stored
+    # in the record's ``timings``, the one field allowed to differ between two runs of a cell,
+    # never among the metrics (which must be bitwise equal for equal seeds)
+    timings: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -320,7 +320,8 @@ def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) ->
         rec.metrics = {k: float(v) for k, v in result.metrics.items()}
         rec.curves = {k: [float(x) for x in v] for k, v in {**ctx.curves,
                                                                **result.curves}.items()}
-    rec.timings = {"wall_s": time.perf_counter() - t0,
+    rec.timings = {**({k: float(v) for k, v in result.timings.items()} if result else {}),
+                   "wall_s": time.perf_counter() - t0,
                    "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     save_record(rec, out)
     LOGGER.info("%s %s -> %s (%.2fs)", exp.name, cell.config, rec.status, rec.timings["wall_s"])
