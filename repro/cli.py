@@ -205,7 +205,9 @@ def cmd_run(args) -> int:
     failed = missing_data = cells = 0
     for s in summaries:
         stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
-        print(f"{s.experiment} [{s.scale}]: {s.computed} computed, {s.cached} cached, "
+        # a cell that ended not_run or failed was attempted, not computed: count it once
+        done = s.computed - (s.not_run - s.busy)
+        print(f"{s.experiment} [{s.scale}]: {done} computed, {s.cached} cached, "
               f"{s.not_run} not run{stale}")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
             text = reason if reason.startswith("failed") else f"not run: {reason}"

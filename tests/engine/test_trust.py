@@ -184,6 +184,9 @@ def test_missing_data_full_text_reaches_console_and_record_and_exits_1(isolated,
     text = out.out + out.err
     for part in ("Looked in:", str(empty / "libsvm_a8a"), "To get it:", "Upstream:"):
         assert part in text
+    # a cell whose data is missing is not counted as computed (it used to read "3 computed, 0
+    # cached, 3 not run")
+    assert "core.demo [smoke]: 0 computed, 0 cached, 3 not run" in out.out
     rec = collect(DEMO, "smoke")[0]
     assert rec.status == "not_run"
     assert "Looked in:" in rec.reason and "To get it:" in rec.reason and str(empty) in rec.reason
