@@ -15,9 +15,10 @@ signatures); ``tests/core/test_algorithm_protocol.py`` checks each paper's main 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Algorithm"]
+__all__ = ["Algorithm", "run_rounds"]
 
 ConfigT = TypeVar("ConfigT", covariant=True)
 StateT = TypeVar("StateT", covariant=True)
@@ -46,3 +47,15 @@ class Algorithm(Protocol[ConfigT, StateT]):
     def run(self, *args: Any, **kwargs: Any) -> StateT:
         """Rounds until a given count or the algorithm's stopping rule; the final state."""
         ...
+
+
+def run_rounds(algorithm: Any, rounds: int, callback: Callable[[Any], None] | None = None):
+    """``rounds`` calls of ``algorithm.step()``, ``callback(algorithm.state)`` after each (for
+    logging); returns the final state. The ``run`` of an algorithm whose rounds need no stopping
+    rule of their own (Fair VFL, the relfair methods).
+    """
+    for _ in range(rounds):
+        algorithm.step()
+        if callback is not None:
+            callback(algorithm.state)
+    return algorithm.state

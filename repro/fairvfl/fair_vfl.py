@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from repro.core.algorithm import run_rounds
 from repro.core.validation import check_choice, check_finite, check_range, check_rows
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
 from repro.fairvfl.models import LinearBlock
@@ -230,11 +231,7 @@ class FairVFL:
 
     def run(self, rounds: int, callback=None) -> RoundState:
         """``rounds`` calls of ``step``; ``callback(state)`` after each (logging)."""
-        for _ in range(rounds):
-            self.step()
-            if callback is not None:
-                callback(self.state)
-        return self.state
+        return run_rounds(self, rounds, callback)
 
 
 def _primal_eta(params: FairVFLParams, blocks: list) -> float:

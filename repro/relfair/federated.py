@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from repro.core.algorithm import run_rounds
 from repro.core.validation import check_range
 from repro.relfair.client_batch import ClientEngine
 from repro.relfair.clients import draw_round
@@ -122,8 +123,4 @@ class FederatedMethod:
 
     def run(self, rounds: int, callback=None) -> FLState:
         """``rounds`` calls of :meth:`step`; ``callback(state)`` after each."""
-        for _ in range(rounds):
-            self.step()
-            if callback is not None:
-                callback(self.state)
-        return self.state
+        return run_rounds(self, rounds, callback)

@@ -131,3 +131,19 @@ def test_the_protocol_rejects_what_lacks_a_member():
             return []
 
     assert not isinstance(NoRun(), Algorithm)
+
+
+def test_run_rounds_steps_and_reports_each_round():
+    from repro.core.algorithm import run_rounds
+
+    class Counter:
+        def __init__(self):
+            self.state = 0
+
+        def step(self):
+            self.state += 1
+
+    seen = []
+    alg = Counter()
+    assert run_rounds(alg, 3, seen.append) == 3 and seen == [1, 2, 3]
+    assert run_rounds(alg, 0) == 3  # zero rounds: no step, the state as it was
