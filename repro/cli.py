@@ -289,8 +289,13 @@ def cmd_figures(args) -> int:
         if exp.render is None:
             continue
         if not any(r.ok for r in recs):
-            print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
-                  f"{scale}`); nothing rendered")
+            if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
+                why = sorted({r.reason.splitlines()[0][:120] for r in recs})
+                print(f"{exp.name} [{scale}]: {len(recs)} cells, none with a result "
+                      f"({'; '.join(why[:2])}); nothing rendered")
+            else:
+                print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
+                      f"{scale}`); nothing rendered")
             continue
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
         with rendering_stale(note):

@@ -44,6 +44,19 @@ def test_run_figures_compare(isolated, capsys):
     assert "| pass |  | smoke |" in claims  # verdict, reason (none for a pass), scale
 
 
+def test_figures_says_why_an_experiment_without_results_renders_nothing(isolated, capsys):
+    """Fedmm Table 1 without Office-31: every cell ran and is not_run; `repro figures` says so
+    (it used to say "no records (run `repro run ...`)", which the user had just done).
+    """
+    assert main(["run", "fedmm.table1", "--scale", "smoke", "--no-progress"]) == 1
+    assert "fedmm.table1 [smoke]: 0 computed, 0 cached, 54 not run" in capsys.readouterr().out
+    assert main(["figures", "fedmm.table1", "--scale", "smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "fedmm.table1 [smoke]: 54 cells, none with a result (data unavailable" in out
+    assert "nothing rendered" in out and "run `repro run" not in out
+    assert not list((isolated / "figures").glob("fedmm_table1*"))
+
+
 def test_unknown_experiment_is_a_clear_error(capsys):
     assert main(["run", "nope.table9"]) == 2
     assert "no experiment matches 'nope.table9'" in capsys.readouterr().err
