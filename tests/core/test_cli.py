@@ -45,7 +45,7 @@ def test_run_figures_compare(isolated, capsys):
 
 
 def test_figures_says_why_an_experiment_without_results_renders_nothing(isolated, capsys):
-    """Fedmm Table 1 without Office-31: every cell ran and is not_run; `repro figures` says so
+    """Table 1 of fedmm without Office-31: every cell ran and is not_run; `repro figures` says so
     (it used to say "no records (run `repro run ...`)", which the user had just done).
     """
     assert main(["run", "fedmm.table1", "--scale", "smoke", "--no-progress"]) == 1
