@@ -5,9 +5,9 @@ clients split the training rows with the reference rule, the server holds the te
 Two hyperparameter sets (A4, D9): ``"paper"`` (beta 10, s_bar 1e-3, rho 1e8, Sec. 5.2) and
 ``"script"`` (beta 50, s_bar 1e-2, rho 0.1, the script whose output the table scripts read).
 
-Scales: ``smoke`` (2,000-row subsample, K <= 10), ``paper`` (trials 1-10, K <= 300) and
-``reduced`` (``SCALE=auto``: full data, trial 1, K <= 10, both sets; Figure 2 likewise;
-docs/deviations.md#constrfl-reduced-scale). All use the reference script's T <= 50.
+Scales: ``smoke`` (2,000-row subsample, K <= 10) and ``paper`` (``SCALE=auto``: trials 1-10,
+K <= 300, both sets; Figure 2 likewise). All use the reference script's T <= 50. The former
+``reduced`` scale (trial 1, K <= 10) is gone (issue 19).
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
 R = 0.1
 HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
-# Reduced scale (docs/deviations.md#constrfl-reduced-scale): full adult-b data, the paper's
-# T cap, trial 1 only and K <= 10 (each outer iteration costs 50 ADMM rounds of ~0.1 s).
-REDUCED_K = 10
 
 
 def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") -> ProxALConfig:

@@ -6,10 +6,10 @@ A cell is one (dataset, n, trial, mode): cProx-AL and Algorithm 1 from the same 
 departures (D1, D2, D4, D5 tolerance factors, D6 eps floor, D8 first row dropped).
 Metrics are computed as the reference evaluation script does (specs/constrfl.md §5).
 
-Scales: ``smoke`` (two small sets, K <= 20, T <= 100), ``paper`` (10 trials, K <= 100,
-T <= 300) and ``reduced`` (``SCALE=auto``; :func:`reduced_protocol`): the paper protocol for
-breast-cancer-wisc and monks-1 n = 1, else trials 0-2 (adult-a n >= 5: trial 0) with K <= 10 and
-the paper's T cap (docs/deviations.md#constrfl-reduced-scale). Figure 1 uses the same caps.
+Scales: ``smoke`` (two small sets, K <= 20, T <= 100) and ``paper`` (``SCALE=auto``: 10
+trials, K <= 100, T <= 300). Figure 1 uses the same caps. The former ``reduced`` scale (fewer
+trials, K <= 10) is gone since the batched client solves made the paper protocol affordable
+(issue 19).
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),
            ("adult", "adult.data"), ("uci_monks", "monks-1.train"), ("uci_monks", "monks-1.test"))
 HYPER = dict(beta=300.0, s_bar=1e-3, rho=0.01, q=0.9, eps1=1e-3, eps2=1e-3)
 CAPS = {"smoke": (20, 100), "paper": (100, 300)}
-# Reduced scale (docs/deviations.md#constrfl-reduced-scale): the paper's protocol where it is
-# cheap (breast-cancer-wisc, monks-1 n = 1: 10 trials, K <= 100); elsewhere every Algorithm-2
-# call of our encodings hits T = 300 (and adult-a's 32k rows cost tens of ms per round), so the
-# outer loop is capped at K <= 10 and the trials cut to 3 (adult-a n >= 5: 1).
-REDUCED_K = 10
 R = 0.2
 
 
@@ -60,19 +55,6 @@ def class_losses(X0, X1, w) -> tuple[np.ndarray, np.ndarray]:
     """
     z0, z1 = X0 @ w, X1 @ w
     return np.logaddexp(0, z0).mean(axis=1), np.logaddexp(0, -z1).mean(axis=1)
-
-
-def reduced_protocol(dataset: str, n: int) -> tuple[range, int, int]:
-    """``(trials, k_max, t_max)`` of a Table-1 cell at the reduced scale (same data, same
-    algorithm, same T cap; fewer trials and a smaller K cap where the paper protocol is
-    expensive).
-    """
-    k, t_ = CAPS["paper"]
-    if dataset == "breast-cancer-wisc" or (dataset == "monks-1" and n == 1):
-        return range(10), k, t_
-    if dataset == "adult-a" and n > 1:
-        return range(1), REDUCED_K, t_
-    return range(3), REDUCED_K, t_
 
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
