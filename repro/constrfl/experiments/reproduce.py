@@ -47,15 +47,16 @@ def np_groups(records) -> dict[tuple, list]:
 
 
 def np_protocol_note(recs, data_anchor: str) -> str:
-    """The comparison's reason for a row: the data deviation, preceded by the reduced-protocol
-    entry when the row's cells ran with fewer than 10 trials or a K cap below the paper's.
+    """The comparison's reason for a row: the data deviation, preceded by the partial-protocol
+    entry when the row's cells ran with fewer than 10 trials or a K cap below the paper's (smoke
+    records, or a paper-scale run not yet finished).
     """
     data = f"{DEV}#{data_anchor}"
     trials = len({r.config["trial"] for r in recs})
     k = min(r.config["k_max"] for r in recs)
     if trials >= 10 and k >= CAPS["paper"][0]:
         return data
-    return (f"reduced protocol ({trials} trial(s), K <= {k}): {DEV}#constrfl-reduced-scale; "
+    return (f"partial protocol ({trials} trial(s), K <= {k}): {DEV}#constrfl-partial-protocol; "
             f"data: {data}")
 
 
@@ -119,8 +120,8 @@ def fair_groups(records) -> dict[tuple, list]:
 
 
 def fair_protocol_note(recs) -> str:
-    """Reason shown for a row: the adult-b / hyperparameter entry, preceded by the reduced
-    protocol entry when fewer than 10 trials or a K cap below 300 were run.
+    """Reason shown for a row: the adult-b / hyperparameter entry, preceded by the partial
+    protocol entry when fewer than 10 trials, a K cap below 300 or a subsample were run.
     """
     data = f"{DEV}#constrfl-table-2-adult-b-and-hyperparameters"
     trials = len({r.config["trial"] for r in recs})
@@ -128,8 +129,8 @@ def fair_protocol_note(recs) -> str:
     sub = max(r.config["subsample"] for r in recs)
     if trials >= 10 and k >= FAIR_PAPER_K and not sub:
         return data
-    return (f"reduced protocol ({trials} trial(s), K <= {k}"
-            f"{f', {sub}-row subsample' if sub else ''}): {DEV}#constrfl-reduced-scale; "
+    return (f"partial protocol ({trials} trial(s), K <= {k}"
+            f"{f', {sub}-row subsample' if sub else ''}): {DEV}#constrfl-partial-protocol; "
             f"data and hyperparameters: {data}")
 
 

@@ -1,4 +1,5 @@
-"""The reduced scale's protocol, the factor cache of the LCQP client step, and the fused
+"""The paper protocol under SCALE=auto (no reduced scale), the protocol note of a partial
+row, the factor cache of the LCQP client step, and the fused
 (one pass over the rows) logistic Lagrangian derivatives.
 """
 
@@ -22,36 +23,24 @@ def _key(c):
     return tuple(sorted((k, v) for k, v in c.items() if k not in ("trial", "k_max")))
 
 
-def test_table1_reduced_cells_are_paper_cells_with_fewer_trials_or_a_smaller_k_cap():
-    paper = table1.cells("paper")
-    reduced = table1.cells("reduced")
-    # 40 breast-cancer-wisc + 10 monks-1 n=1 + 3x3 monks-1 n>=5 + 3 adult-a n=1 + 3 adult-a n>=5
-    assert len(reduced) == 65
-    paper_keys = {_key(c) for c in paper}
-    assert {_key(c) for c in reduced} == paper_keys      # every (dataset, n) of the table
-    full = [c for c in reduced if c in paper]
-    assert len(full) == 50 and {c["dataset"] for c in full} == {"breast-cancer-wisc",
-                                                                  "monks-1"}
-    capped = [c for c in reduced if c not in paper]
-    assert all(c["k_max"] == np_cells.REDUCED_K == 10 and c["t_max"] == 300 for c in capped)
-    assert {(c["dataset"], c["n"]): None for c in capped}.keys() == {
-        ("monks-1", 5), ("monks-1", 10), ("monks-1", 20), ("adult-a", 1), ("adult-a", 5),
-        ("adult-a", 10), ("adult-a", 20)}
-    assert sorted(c["trial"] for c in capped if c["dataset"] == "adult-a" and c["n"] > 1) == [
-        0, 0, 0]
-
-
-def test_table2_and_figures_reduced_keep_both_hyperparameter_sets_and_full_data():
-    cells = table2.cells("reduced")
-    assert len(cells) == 8
-    assert {c["hyper"] for c in cells} == {"paper", "script"}
-    assert {c["n"] for c in cells} == {1, 5, 10, 20}
-    assert all(c["subsample"] == 0 and c["t_max"] == 50 and c["k_max"] == 10 for c in cells)
-    assert [c["n"] for c in fig2.cells("reduced")] == [5, 10, 20]
-    f1 = {c["dataset"]: c["k_max"] for c in fig1.cells("reduced")}
-    assert f1 == {"breast-cancer-wisc": 100, "monks-1": 10, "adult-a": 10}
+def test_auto_scale_is_the_paper_protocol_and_no_reduced_scale_is_left():
+    """Issue 19: Tables 1-2 and Figs. 1-2 run the paper's protocol under SCALE=auto."""
     for exp in (table1.TABLE1, table2.TABLE2, fig1.FIG1, fig2.FIG2):
-        assert exp.resolve_scale("auto") == "reduced" and "reduced" in exp.cost
+        assert exp.scales == ("smoke", "paper") and set(exp.cost) == {"smoke", "paper"}
+        assert exp.resolve_scale("auto") == "paper"
+        with pytest.raises(ValueError):
+            exp.resolve_scale("reduced")
+    t1 = table1.cells("paper")
+    assert len(t1) == 120 and {(c["k_max"], c["t_max"], c["mode"]) for c in t1} == {
+        (100, 300, "paper")}
+    assert sorted({c["trial"] for c in t1}) == list(range(10))
+    t2 = table2.cells("paper")
+    assert len(t2) == 80 and {c["hyper"] for c in t2} == {"paper", "script"}
+    assert all(c["subsample"] == 0 and c["t_max"] == 50 and c["k_max"] == 300 for c in t2)
+    assert sorted({c["trial"] for c in t2}) == list(range(1, 11))
+    assert [c["n"] for c in fig2.cells("paper")] == [5, 10, 20]
+    assert {c["k_max"] for c in fig1.cells("paper")} == {100}
+    assert not hasattr(np_cells, "REDUCED_K") and not hasattr(np_cells, "reduced_protocol")
 
 
 class _Rec:
@@ -59,16 +48,16 @@ class _Rec:
         self.config = config
 
 
-def test_reduced_rows_link_the_reduced_scale_entry_first():
+def test_partial_rows_link_the_partial_protocol_entry_first():
     paper = [_Rec(trial=t, k_max=100) for t in range(10)]
     cut = [_Rec(trial=t, k_max=10) for t in range(3)]
     assert reproduce.np_protocol_note(paper, "constrfl-table-1-data") == (
         "docs/deviations.md#constrfl-table-1-data")
     note = reproduce.np_protocol_note(cut, "constrfl-table-1-data")
-    assert note.startswith("reduced protocol (3 trial(s), K <= 10): "
-                           "docs/deviations.md#constrfl-reduced-scale;")
+    assert note.startswith("partial protocol (3 trial(s), K <= 10): "
+                           "docs/deviations.md#constrfl-partial-protocol;")
     fair = [_Rec(trial=1, k_max=10, subsample=0)]
-    assert "#constrfl-reduced-scale" in reproduce.fair_protocol_note(fair)
+    assert "#constrfl-partial-protocol" in reproduce.fair_protocol_note(fair)
     assert reproduce.fair_protocol_note([_Rec(trial=t, k_max=300, subsample=0)
                                    for t in range(1, 11)]).startswith("docs/deviations.md#")
 
