@@ -71,7 +71,8 @@ SUBCOMMAND_EXAMPLES = {
             "repro run all --jobs 2", "repro run constrfl.table4 --scale paper --force",
             "repro run all --backend dask --address tcp://HOST:8786 --jobs 32"],
     "figures": ["repro figures core.demo --scale smoke", "repro figures --out /tmp/figs"],
-    "compare": ["repro compare --scale smoke"],
+    "compare": ["repro compare --scale smoke",
+                "repro compare 'constrfl.*'    # recompare constrfl, keep the other rows"],
     "data": ["repro data verify", "repro data fetch adult"],
     "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
     "where": ["repro where", "repro where --results /scratch/results"],
@@ -137,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
                                        "REPORT.md")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="recompare only these experiments (names or globs); every other "
+                        "experiment's rows and claims are kept as the previous comparison.csv "
+                        "and claims.csv in the output folder hold them, marked 'kept' with the "
+                        "commit that wrote them (default: recompare everything)")
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
@@ -244,11 +250,14 @@ def _list_stale(args) -> int:
     return 0
 
 
-def _collected(args):
+def _collected(args, names: list[str] | None = None):
     from repro.engine.registry import load_all
     from repro.engine.runner import collect
 
     exps = load_all()
+    if names:  # a partial comparison: records of the chosen experiments only
+        chosen = {e.name for pattern in names for e in _select(pattern)}
+        exps = {n: e for n, e in exps.items() if n in chosen}
     records = {}
     lacking = []
     for name, exp in exps.items():
@@ -314,17 +323,25 @@ def cmd_compare(args) -> int:
         write_claims,
         write_comparison,
     )
+    from repro.engine.kept import merge, previous_claims, previous_comparison
     from repro.engine.overview import write_overview
+    from repro.engine.registry import load_all
     from repro.engine.report import paper_name, smoke_banner
 
     out = paths.figures_dir(args.out)
-    exps, records = _collected(args)
+    exps, records = _collected(args, args.names)
+    every = load_all()  # every experiment owns its reported rows, recompared or not
     alternatives = _alternative_readings(args, exps, records)
-    rows = compare_readings(exps, records, alternatives)
-    written = write_comparison(rows, out)
+    rows = compare_readings(every, records, alternatives)
     claims = check_claims(exps, records, alternatives)
+    if args.names:  # a partial comparison: the other experiments' rows stay as written
+        rows = merge(rows, previous_comparison(out), set(exps))
+        claims = merge(claims, previous_claims(out), set(exps))
+        print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "
+              f"experiment from {out / 'comparison.csv'} and {out / 'claims.csv'} (or .md)")
+    written = write_comparison(rows, out)
     written.append(write_claims(claims, out))
-    written.append(write_overview(exps, records, rows, claims, out))
+    written.append(write_overview(every, records, rows, claims, out))
     for paper, c in summary(rows).items():
         print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     cc = Counter(r["verdict"] for r in claims if r["primary"])

@@ -35,6 +35,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from repro.engine.experiment import Experiment, RecordsMissing, Reproduced
+from repro.engine.kept import made_by, provenance_lines
 from repro.engine.records import RunRecord
 from repro.engine.report import paper_name, smoke_banner
 from repro.engine.reported import reported_files
@@ -47,7 +48,9 @@ VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
 DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
            "reproduced", "reproduced_std", "n_seeds", "tolerance", "verdict", "reason", "scale",
-           "reading", "primary")
+           "reading", "primary", "made_by")
+CLAIM_COLUMNS = ("experiment", "reading", "primary", "claim", "source", "measured", "verdict",
+                 "reason", "scale", "made_by")
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,8 @@ def compare(experiments: dict[str, Experiment],
         out = verdict_for(row, rep, _why_missing(name, experiments, records))
         if stale.get(name) and rep is not None:
             out["reason"] = "; ".join(filter(None, (stale[name], out["reason"])))
-        rows.append({"experiment": name, **out, "scale": scale})
+        made = made_by([r for r in records.get(name, ("", []))[1] if r.ok]) if rep else ""
+        rows.append({"experiment": name, **out, "scale": scale, "made_by": made})
     return rows
 
 
@@ -454,7 +458,8 @@ def _markdown(rows: list[dict]) -> str:
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []),
              f"{len(rows)} reported numbers; verdict counts per paper under the primary "
              "readings (the headline):", "",
-             *_summary_table(rows), "", *_reading_lines(rows + alternatives),
+             *_summary_table(rows), "", *provenance_lines(rows + alternatives),
+             *_reading_lines(rows + alternatives),
              "Verdicts: `match` (within the paper's std or the stated tolerance; one-sided "
              "rows: at most their bound), `within_noise` (within 2 of our std over seeds), "
              "`deviates`, `substitute_data` (our number on substitute data, counted apart), "
@@ -537,12 +542,22 @@ def check_claims(experiments: dict[str, Experiment],
                     reason = f"see {anchor}"
                 rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
                              "measured": measured, "verdict": verdict, "scale": scale,
-                             "reading": reading, "primary": primary, "reason": reason})
+                             "reading": reading, "primary": primary, "reason": reason,
+                             "made_by": made_by(ok) if ok else ""})
     return rows
 
 
 def write_claims(rows: list[dict], out_dir: Path) -> Path:
+    """``claims.md`` (counts, then one table row per claim and reading) and ``claims.csv`` (the
+    same rows, read back by a partial ``repro compare``: :mod:`repro.engine.kept`).
+    """
     path = Path(out_dir) / "claims.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CLAIM_COLUMNS, lineterminator="\n",
+                           extrasaction="ignore")
+        w.writeheader()
+        w.writerows({k: r.get(k, "") for k in CLAIM_COLUMNS} for r in rows)
     primary = [r for r in rows if is_primary(r)]
     counts = Counter(r["verdict"] for r in primary)
     lines = ["# Qualitative claims", "",
@@ -551,8 +566,8 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
              + " (`inconclusive`: the margin does not exceed twice the seed std of the paired "
                "difference; counted apart). Every failing or inconclusive claim links its "
                "reason.", "",
-             "| experiment | reading | claim | source | measured | verdict | reason | scale |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| experiment | reading | claim | source | measured | verdict | reason | scale | "
+             "made by |", "|---|---|---|---|---|---|---|---|---|"]
 
     def cell(x: object) -> str:  # a '|' inside a measured text would split the row
         return str(x).replace("|", "\\|").replace("\n", " ")
@@ -561,7 +576,7 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
         reading = r.get("reading", "as-written") + ("" if is_primary(r) else " (alt.)")
         lines.append("| " + " | ".join([cell(r["experiment"]), cell(reading)] + [
             cell(r[k]) for k in ("claim", "source", "measured", "verdict")]
-            + [linked(cell(r.get("reason", ""))), cell(r["scale"])]) + " |")
-    path.parent.mkdir(parents=True, exist_ok=True)
+            + [linked(cell(r.get("reason", ""))), cell(r["scale"]), cell(r.get("made_by", ""))])
+            + " |")
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -64,6 +64,10 @@ def write_overview(experiments: dict[str, Experiment],
     from repro.engine.compare import is_primary, reading_findings
 
     findings = reading_findings(comparison)  # per paper: which reading fits which table best
+    kept_by: dict[str, set[str]] = defaultdict(set)  # experiment -> where its kept rows are from
+    for r in comparison + claims:
+        if r["experiment"] not in records and r.get("made_by"):
+            kept_by[r["experiment"]].add(r["made_by"])
     comparison = [r for r in comparison if is_primary(r)]  # the headline: primary readings
     verdicts: dict[str, Counter] = defaultdict(Counter)
     for r in comparison:
@@ -87,16 +91,23 @@ def write_overview(experiments: dict[str, Experiment],
         exps = [e for n, e in experiments.items() if _group(n) == g]
         recs = [r for e in exps for r in records.get(e.name, ("", []))[1]]
         wall = sum(float(r.timings.get("wall_s", 0.0)) for r in recs)
+        n_kept = sum(e.name not in records for e in exps)
+        time = ("kept" if exps and n_kept == len(exps) else
+                _hms(wall) + (f" (+ {n_kept} kept)" if n_kept else ""))
         v, c, t = verdicts[g], claim_counts[g], theory.get(g, Counter())
         lines.append(f"| {g} | {len(exps)} | " + " | ".join(str(v[k]) for k in VERDICTS)
                      + f" | {c['pass']}/{c['fail']}/{c['inconclusive']} | "
                      f"{t['passed']}/{t['failed']}/{t['findings']} | "
-                     f"{_hms(wall)} |")
+                     f"{time} |")
         papers = package_papers(g)  # by title and year (#14 item 6)
         sec = [f"## {g}", "", *([f"Reproduces: {papers}.", ""] if papers else [])]
         if not exps:
             sec.append("No experiment registered yet.")
         for e in exps:
+            if e.name not in records:  # a partial `repro compare`: this one was not recompared
+                sec.append(f"- **{e.name}**: {e.title}; not recompared, its rows and claims "
+                           f"kept ({'; '.join(sorted(kept_by[e.name])) or 'none'})")
+                continue
             scale, rs = records.get(e.name, ("", []))
             ok = sum(r.ok for r in rs)
             sec.append(f"- **{e.name}** ({scale}): {e.title}; {ok} cells recorded"
