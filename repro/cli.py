@@ -319,6 +319,7 @@ def cmd_compare(args) -> int:
         check_claims,
         compare_readings,
         reading_counts,
+        section_link,
         summary,
         write_claims,
         write_comparison,
@@ -333,10 +334,10 @@ def cmd_compare(args) -> int:
     every = load_all()  # every experiment owns its reported rows, recompared or not
     alternatives = _alternative_readings(args, exps, records)
     rows = compare_readings(every, records, alternatives)
-    claims = check_claims(exps, records, alternatives)
+    claims = check_claims(exps, records, alternatives, figures_dir=out)
     if args.names:  # a partial comparison: the other experiments' rows stay as written
         rows = merge(rows, previous_comparison(out), set(exps))
-        claims = merge(claims, previous_claims(out), set(exps))
+        claims = merge(claims, previous_claims(out, section_link), set(exps))
         print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "
               f"experiment from {out / 'comparison.csv'} and {out / 'claims.csv'} (or .md)")
     written = write_comparison(rows, out)

@@ -509,14 +509,23 @@ def paper_section_anchor(experiment: str, deviations: Path = DEVIATIONS_FILE) ->
     return ""
 
 
+def section_link(experiment: str) -> str:
+    """``see docs/deviations.md#<the experiment's paper section>``: a claim's default reason."""
+    return f"see {DEVIATIONS}#{paper_section_anchor(experiment)}"
+
+
 def check_claims(experiments: dict[str, Experiment],
                  records: dict[str, tuple[str, list[RunRecord]]],
-                 alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None
-                 ) -> list[dict]:
+                 alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None,
+                 figures_dir: Path | None = None) -> list[dict]:
     """Every claim under the primary reading and under each alternative reading with records;
     a failing or inconclusive claim's ``reason`` links its ``docs/deviations.md`` entry (the
-    claim's own, else its paper's section).
+    claim's own, else its paper's section). With ``figures_dir``, an experiment without records
+    that registered a committed output (:mod:`repro.engine.from_outputs`) has its primary
+    claims judged on that output, said in ``measured`` and ``made_by``.
     """
+    from repro.engine.from_outputs import output_records
+
     rows = []
     for name, exp in experiments.items():
         runs = [(exp.primary_reading.id, True, records.get(name, ("", [])))]
@@ -524,6 +533,13 @@ def check_claims(experiments: dict[str, Experiment],
                  if any(r.ok for r in sr[1])]
         for reading, primary, (scale, recs) in runs:
             ok = [r for r in recs if r.ok]
+            source = ""
+            if not ok and primary and figures_dir is not None:
+                got = output_records(name, figures_dir)
+                if got is not None:
+                    ok, source = got
+            made = (f"{source} (committed output, no run records here)" if source
+                    else made_by(ok) if ok else "")
             for claim in exp.claims:
                 if not ok:
                     passed, measured, verdict = None, "no records", "not_run"
@@ -536,6 +552,8 @@ def check_claims(experiments: dict[str, Experiment],
                         # None: the margin lies within the claim's seed noise (Claim.check)
                         verdict = ("inconclusive" if passed is None else
                                    "pass" if passed else "fail")
+                    if source:
+                        measured = f"from {source} (no run records here): {measured}"
                 reason = ""
                 if verdict in ("fail", "inconclusive"):
                     anchor = claim.deviation or f"{DEVIATIONS}#{paper_section_anchor(name)}"
@@ -543,7 +561,7 @@ def check_claims(experiments: dict[str, Experiment],
                 rows.append({"experiment": name, "claim": claim.text, "source": claim.source,
                              "measured": measured, "verdict": verdict, "scale": scale,
                              "reading": reading, "primary": primary, "reason": reason,
-                             "made_by": made_by(ok) if ok else ""})
+                             "made_by": made})
     return rows
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 KEPT = "kept"
@@ -79,8 +80,11 @@ def _markdown_table(text: str) -> list[dict]:
     return [dict(zip(header, cells(ln), strict=False)) for ln in lines[2:]]
 
 
-def previous_claims(out_dir: Path) -> list[dict]:
-    """The claims of ``out_dir/claims.csv``, else of the table in ``claims.md``, marked kept."""
+def previous_claims(out_dir: Path, link: Callable[[str], str] = lambda experiment: ""
+                    ) -> list[dict]:
+    """The claims of ``out_dir/claims.csv``, else of the table in ``claims.md``, marked kept.
+    A failing or inconclusive claim written without a reason gets ``link(experiment)``.
+    """
     csv_path, md_path = Path(out_dir) / "claims.csv", Path(out_dir) / "claims.md"
     if csv_path.is_file():
         with open(csv_path, newline="") as fh:
@@ -89,13 +93,11 @@ def previous_claims(out_dir: Path) -> list[dict]:
         rows, path = _markdown_table(md_path.read_text()), md_path
     else:
         return []
-    from repro.engine.compare import DEVIATIONS, paper_section_anchor
-
     out = []
     for r in rows:
         reason = _strip_link(r.get("reason", ""))
         if r.get("verdict") in ("fail", "inconclusive") and not reason:  # written before links
-            reason = f"see {DEVIATIONS}#{paper_section_anchor(r.get('experiment', ''))}"
+            reason = link(r.get("experiment", ""))
         reading = r.get("reading", "(before readings)")
         primary = r.get("primary", "False" if reading.endswith("(alt.)") else "True")
         out.append({"experiment": r.get("experiment", ""), "claim": r.get("claim", ""),

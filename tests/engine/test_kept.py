@@ -57,7 +57,9 @@ def test_claims_md_of_an_older_format_is_parsed_with_escaped_pipes_and_linked_re
         "|---|---|---|---|---|---|\n"
         "| fairvfl.conf_fig1 | AC up | [C] | a \\| b | fail | paper |\n"
         "| relfair.fig1 | centers | Fig. 1 | 0.1 | pass | paper |\n")
-    fail, ok = previous_claims(tmp_path)
+    from repro.engine.compare import section_link
+
+    fail, ok = previous_claims(tmp_path, section_link)
     assert fail["measured"] == "a | b" and fail["verdict"] == "fail"
     assert fail["reason"].startswith("see docs/deviations.md#fairvfl")  # linked, as required
     assert ok["reason"] == "" and ok["primary"] == "True"

@@ -147,3 +147,31 @@ def test_check_claims_maps_none_to_inconclusive():
                              Claim("c", "s", lambda recs: (False, "y"))))
     rows = check_claims({"fedmm.fake": exp}, {"fedmm.fake": ("reduced", [_rec(0)])})
     assert [r["verdict"] for r in rows] == ["inconclusive", "pass", "fail"]
+
+
+def test_without_records_compare_judges_the_figure_claims_on_the_committed_tables(tmp_path):
+    """repro.engine.from_outputs: no fedmm run record here, so the claims of Figs. 2, 4 and 5
+    are judged on the per-seed tables, and every row says so; the curve claims stay not_run.
+    """
+    from repro.engine.compare import check_claims
+    from repro.engine.registry import load_all
+
+    test_verdicts_from_tables(tmp_path)  # writes the three synthetic tables into tmp_path
+    exps = {n: e for n, e in load_all().items() if n in ("fedmm.fig2", "fedmm.fig4",
+                                                          "fedmm.fig5")}
+    rows = check_claims(exps, {n: ("reduced", []) for n in exps}, figures_dir=tmp_path)
+    by = {(r["experiment"], r["claim"][:30]): r for r in rows}
+    assert len(rows) == 6
+    assert all(r["made_by"].startswith(f"{tmp_path.name}/fedmm_fig") for r in rows)
+    assert all(r["measured"].startswith(f"from {tmp_path.name}/fedmm_fig") for r in rows)
+    deg = by[("fedmm.fig2", "FedAvgGDA degrades as the data")]
+    assert deg["verdict"] == "pass" and "= 11.0 pp" in deg["measured"]   # 55 - 44
+    sg = by[("fedmm.fig4", "FedSGDA needs more than 1000 r")]
+    assert sg["verdict"] == "pass" and "margin >= 12.8 pp" in sg["measured"]
+    for claim in ("FedMM saves > 90% of the round", "FedMM with M = 25 converges fa"):
+        r = by[("fedmm.fig4", claim)]
+        assert r["verdict"] == "not_run" and "needs the accuracy curves" in r["measured"]
+    assert by[("fedmm.fig5", "FedMM has > 20 pp higher targe")]["verdict"] == "fail"
+    # no committed table either: not_run, as before
+    none = check_claims(exps, {n: ("reduced", []) for n in exps}, figures_dir=tmp_path / "x")
+    assert {r["verdict"] for r in none} == {"not_run"}
