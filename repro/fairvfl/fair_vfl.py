@@ -111,6 +111,10 @@ class FairVFL:
     params : :class:`FairVFLParams` (with an ``MLPBlock``, ``eta`` must be given).
     init_generators : per-party ``torch.Generator`` for the MLP init (ignored by the LM).
     rng : ``numpy.random.Generator`` for mode ``random``.
+    groups : the :class:`~repro.fairvfl.problem.FairnessGroups` built from ``(y, s)``;
+        ``None`` (every experiment) means Definition 1, ``FairnessGroups.from_labels(y, s)``.
+        Given only by diagnostics that run a rejected reading of Definition 1 (a subclass
+        with other ``N^s``, ``repro.fairvfl.diagnostics``); its labels must equal ``y``.
 
     Inputs and outputs are numpy (float64): ``thetas()``, ``test_scores``, ``state``; torch
     stays inside ``MLPBlock``. Bad inputs raise ``ValueError`` naming the argument.
@@ -124,9 +128,14 @@ class FairVFL:
         return self.params
 
     def __init__(self, blocks, y, s, params: FairVFLParams, *, init_generators=None,
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None,
+                 groups: FairnessGroups | None = None) -> None:
         self.params = params
-        groups = FairnessGroups.from_labels(y, s)
+        if groups is None:
+            groups = FairnessGroups.from_labels(y, s)
+        elif not (isinstance(groups, FairnessGroups)
+                  and np.array_equal(groups.y, np.asarray(y, dtype=np.float64))):
+            raise ValueError("groups must be a FairnessGroups built from these labels y")
         self.n = groups.n
         blocks = list(blocks)
         if not blocks:

@@ -78,3 +78,92 @@ def test_reading_counts_on_planted_records():
     assert r["dfpdfn_conditional"]["fit"] == r["dfpdfn_swapped"]["fit"] == 16
     for rid in ("dfpdfn_joint", "dfpdfn_score_label1", "dfpdfn_score_label0"):
         assert r[rid]["fit"] == 0 and r[rid]["rows"] == 16
+
+
+def test_printed_adult_accuracy_offsets_and_costs():
+    from repro.fairvfl.diagnostics import printed_adult_accuracy
+
+    out = printed_adult_accuracy(load_reported())
+    t1, t2 = out["J_table1_LM"], out["J_table2_MLP"]
+    assert abs(t1["fairvfl05_minus_fedbcd"] + 1.98) <= 1e-9  # 83.08 - 85.06
+    assert abs(t2["fairvfl05_minus_fedbcd"] + 2.40) <= 1e-9  # 83.15 - 85.55
+    cost = [*t1["cost_vs_fairvfl05"].values(), *t2["cost_vs_fairvfl05"].values()]
+    assert abs(min(cost) - 0.31) <= 1e-9 and abs(max(cost) - 1.67) <= 1e-9
+    assert set(t1["cost_vs_fairvfl05"]) == {"0.001", "0.01", "0.05", "0.1"}
+
+
+def test_whole_group_reading_gradient_and_value():
+    """The rejected reading's D is the group loss difference over whole groups, and the [J](12)
+    message w(lam) * o is the gradient of its Lagrangian in z (finite differences).
+    """
+    from repro.fairvfl.diagnostics import WholeGroupFairness
+    from repro.fairvfl.problem import FairnessGroups, lagrangian, softplus
+
+    rng = np.random.default_rng(3)
+    n = 40
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    s = rng.random(n) < 0.5
+    z = rng.normal(size=n)
+    g = WholeGroupFairness.from_labels(y, s)
+    ell = np.log1p(np.exp(-y * z))
+    assert abs(g.deo_signed(z) - (ell[s].mean() - ell[~s].mean())) <= 1e-12
+    assert g.in_a.sum() == s.sum() and g.in_b.sum() == (~s).sum()
+    # Definition 1 differs: its D takes the positives only
+    d1 = FairnessGroups.from_labels(y, s).deo_signed(z)
+    assert abs(d1 - (ell[s & (y == 1)].mean() - ell[~s & (y == 1)].mean())) <= 1e-12
+    assert abs(d1 - g.deo_signed(z)) > 1e-3
+    lam, eps, h = np.array([0.7, 0.2]), 0.05, 1e-6
+
+    def f(zz):
+        return lagrangian(float(np.mean(softplus(-y * zz))), g.deo_signed(zz), lam, eps)
+
+    num = np.array([(f(z + h * e) - f(z - h * e)) / (2 * h) for e in np.eye(n)])
+    assert np.max(np.abs(num - g.masked_message(z, lam))) <= 1e-8
+
+
+def test_adult_constraint_cost_accounting_on_a_short_run():
+    """Two seeds at T = 20 (seconds): FairVFL(0.5) equals FedBCD (J1b), the confusion counts
+    add up, and the flips against FedBCD account for the accuracy change exactly.
+    """
+    from repro.fairvfl.diagnostics import adult_constraint_cost
+
+    out = adult_constraint_cost(load_reported(), T=20, seeds=(0,), eps_values=(0.01,),
+                                rejected_eps=(0.01,))
+    ours = out["ours"]
+    assert ours["fairvfl05_minus_fedbcd"] == 0.0
+    fed = out["per_seed"]["FedBCD"][0]
+    n_test = sum(fed[f"{c}_{g}"] for c in ("tp", "fn", "fp", "tn") for g in "ab")
+    assert n_test == 45_222 - 40_000
+    assert abs(fed["acc_pct"] - 100 * (fed["tp_a"] + fed["tp_b"] + fed["tn_a"] + fed["tn_b"])
+               / n_test) <= 1e-9
+    assert abs(fed["tpr_a"] - fed["tp_a"] / (fed["tp_a"] + fed["fn_a"])) <= 1e-15
+    for name in ("FairVFL(0.01)", "FairVFL(0.01) whole-group"):
+        fl = ours[name]["flips_vs_fedbcd"]
+        gained = sum(fl[f"fn_to_tp_{g}"] + fl[f"fp_to_tn_{g}"] for g in "ab")
+        lost = sum(fl[f"tp_to_fn_{g}"] + fl[f"tn_to_fp_{g}"] for g in "ab")
+        assert abs(ours[name]["cost_vs_fedbcd"] - 100 * (lost - gained) / n_test) <= 1e-9
+    # the rejected reading constrains another D: its lam moves while FedBCD's stays 0
+    assert ours["FedBCD"]["lam1"] == ours["FedBCD"]["lam2"] == 0.0
+    assert DIAGNOSTICS["fairvfl.adult_constraint_cost"].function is adult_constraint_cost
+
+
+def test_fairvfl_runs_a_handed_reading_of_the_groups_and_checks_its_labels():
+    from repro.fairvfl.diagnostics import WholeGroupFairness
+    from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+    from repro.fairvfl.models import LinearBlock
+
+    rng = np.random.default_rng(5)
+    n = 60
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + rng.normal(size=n) > 0, 1.0, -1.0)
+    s = rng.random(n) < 0.5
+    with pytest.raises(ValueError, match="groups must be a FairnessGroups built from these"):
+        FairVFL([LinearBlock(X)], y, s, FairVFLParams(), groups=WholeGroupFairness.from_labels(
+            -y, s))
+    g = WholeGroupFairness.from_labels(y, s)
+    alg = FairVFL([LinearBlock(X)], y, s, FairVFLParams(eps=0.0), groups=g)
+    alg.run(5)
+    assert alg.server.groups is g and alg.parties[0].groups is g
+    assert alg.state.d == g.deo_signed(alg.server.z)
+    ell = np.log1p(np.exp(-y * alg.server.z))
+    assert abs(alg.state.d - (ell[s].mean() - ell[~s].mean())) <= 1e-12
