@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
 
-    _command(sub, "list", help="list registered experiments, their scales and cost")
+    p = _command(sub, "list", help="list registered experiments, their scales and cost (declared, "
+                                    "and measured by the records found)")
+    _results_arg(p)
 
     p = _command(sub, "run", help="run an experiment's cells (skips recorded ones)")
     p.add_argument("name", help="experiment name, a glob such as 'constrfl.*', or 'all'")
@@ -166,16 +168,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _measured_cost(exp, results) -> str:
+    """What the current records under ``results`` took, per scale: cells recorded of the
+    scale's primary-reading cells and the sum of their wall seconds (stale records not counted).
+    """
+    from repro.engine.runner import collect
+
+    parts = []
+    for s in exp.scales:
+        recs = collect(exp, s, results, include_stale=False)
+        if recs:
+            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in recs)
+            parts.append(f"{s}: {len(recs)}/{len(exp.configs(s))} cells, "
+                         + (f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s")
+                         + " summed over the cells' wall times")
+    return "; ".join(parts)
+
+
 def cmd_list(args) -> int:
     from repro.engine.registry import load_all
 
     exps = load_all()
+    results = getattr(args, "results", None)
     print(f"{'experiment':<28} {'scales':<22} {'cells':<16} cost (2 cores)")
     for name, exp in exps.items():
         n_cells = "/".join(str(len(exp.configs(s))) for s in exp.scales)
         cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
         print(f"{name:<28} {'/'.join(exp.scales):<22} {n_cells:<16} {cost}")
         print(f"    {exp.title}")
+        measured = _measured_cost(exp, results)
+        if measured:
+            print(f"    measured by the records here: {measured}")
         if exp.readings:
             print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
                                             for r in exp.select_readings("all")))

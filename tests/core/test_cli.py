@@ -42,6 +42,13 @@ def test_run_figures_compare(isolated, capsys):
     assert main(["compare", "--scale", "smoke"]) == 0
     claims = (figs / "claims.md").read_text()
     assert "| pass |  | smoke |" in claims  # verdict, reason (none for a pass), scale
+    capsys.readouterr()
+    assert main(["list"]) == 0  # the cost measured by the records found, beside the declared
+    listed = capsys.readouterr().out.splitlines()
+    demo = listed.index(next(ln for ln in listed if ln.startswith("core.demo")))
+    assert listed[demo + 2].startswith("    measured by the records here: smoke: 3/3 cells, ")
+    assert listed[demo + 2].endswith(" s summed over the cells' wall times")
+    assert sum("measured by the records here" in ln for ln in listed) == 1
 
 
 def test_figures_says_why_an_experiment_without_results_renders_nothing(isolated, capsys):
