@@ -135,8 +135,12 @@ class ClientEngine:
                            active: torch.Tensor | None = None) -> tuple[Params, Params | None]:
         """:meth:`local_sgd` on stacked models updated in place: the same operations in the
         same order as the loop (``g += correction; u -= lr * g``), no per-step allocation of
-        model-sized tensors.
+        model-sized tensors. With a per-client schedule (``active``) only the clients still
+        stepping are computed (:meth:`_local_sgd_scheduled`).
         """
+        if active is not None:
+            return self._local_sgd_scheduled(theta, lr, draws, steps, correction, snapshot_at,
+                                             active)
         u = stack(theta, self.data.n)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
@@ -144,15 +148,50 @@ class ClientEngine:
             _, g = self._stacked_gradients(u, draws.idx[s],
                                            None if draws.mask is None else draws.mask[s],
                                            buffers)
-            on = None if active is None else (active >= j).to(torch.float32)
             for ui, gi, ci in zip(u, g, correction or (None,) * len(u), strict=True):
                 if ci is not None:
                     gi.add_(ci)
-                if on is not None:
-                    gi.mul_(on.view(-1, *([1] * (gi.dim() - 1))))
                 ui.sub_(gi.mul_(lr))
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)
+        return u, snap
+
+    def _local_sgd_scheduled(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
+                             correction: Params | None, snapshot_at: int | None,
+                             active: torch.Tensor) -> tuple[Params, Params | None]:
+        """Client i takes the first ``active[i]`` steps, then keeps its model. The clients are
+        ordered by decreasing step count, so those still stepping at step j are a prefix of
+        k_j clients, computed on views of the stacked models and buffers: the work is
+        sum_i active[i] client steps, not n max_i active[i] (about half on the MNIST split,
+        where the largest client takes twice the mean count). Each client's arithmetic is that
+        of the full-batch path (batched products treat each client alone).
+        """
+        n = self.data.n
+        order = torch.argsort(active, descending=True, stable=True)
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(n)
+        counts = active[order]
+        u = stack(theta, n)  # every row is theta: already in client order `order`
+        corr = None if correction is None else tuple(c.index_select(0, order)
+                                                     for c in correction)
+        snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
+        buffers = self._buffers(u, draws.idx.shape[-1])
+        for j, s in enumerate(steps, start=1):
+            k = int((counts >= j).sum())
+            if k:
+                rows = order[:k]
+                head = tuple(p[:k] for p in u)
+                mask = None if draws.mask is None else draws.mask[s].index_select(0, rows)
+                _, g = self._stacked_gradients(head, draws.idx[s].index_select(0, rows), mask,
+                                               buffers.head(k))
+                for ui, gi, ci in zip(head, g, corr or (None,) * len(u), strict=True):
+                    if ci is not None:
+                        gi.add_(ci[:k])
+                    ui.sub_(gi.mul_(lr))
+            if snapshot_at == j:
+                snap = tuple(p.clone() for p in u)
+        u = tuple(p.index_select(0, inverse) for p in u)
+        snap = None if snap is None else tuple(p.index_select(0, inverse) for p in snap)
         return u, snap
 
     # ----------------------------------------------------------------- evaluation (eval mode)

@@ -101,6 +101,13 @@ class StackedGradBuffers:
         self.dA = torch.empty(n, batch, h, dtype=W1.dtype)
         self.O = torch.empty(n, batch, K, dtype=W1.dtype)
 
+    def head(self, k: int) -> StackedGradBuffers:
+        """The buffers of the first ``k`` clients: contiguous views, no copy."""
+        view = object.__new__(StackedGradBuffers)
+        view.grads = tuple(g[:k] for g in self.grads)
+        view.X, view.Z, view.dA, view.O = self.X[:k], self.Z[:k], self.dA[:k], self.O[:k]
+        return view
+
 
 def stacked_loss_and_grads(params: Params, X: torch.Tensor, y: torch.Tensor,
                            mask: torch.Tensor | None, buffers: StackedGradBuffers | None = None

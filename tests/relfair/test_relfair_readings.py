@@ -100,3 +100,31 @@ def test_table1_readings_touch_the_cells_they_name():
         assert p.seed == s.seed  # readings share the cell's randomness
         assert m.key == p.key  # the metric reading reuses the primary's runs
     assert readings["summed-loss"].metrics == {"R_AB": "R_AB_summed", "gini": "gini_summed"}
+
+
+def test_scheduled_local_sgd_computes_only_active_clients_and_equals_the_loop_oracle(data):
+    """The vectorized per-client schedule (clients still stepping form a prefix in step-count
+    order) equals the loop oracle, which steps every client and zeroes the finished ones'
+    updates, with a correction term and a mid-round snapshot (DRFA); and it computes
+    sum_i active_i client gradients, not n max_i active_i.
+    """
+    per = epoch_schedule(data.train_sizes, 1, BATCH)
+    S = int(per.max())
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(4))
+    draws = draw_round(data, S, BATCH, 50, 0.5, torch.Generator().manual_seed(5))
+    g = torch.Generator().manual_seed(6)
+    corr = tuple(0.01 * torch.randn((N_CLIENTS, *p.shape), generator=g) for p in theta)
+    t = int(per.min()) + 1  # a snapshot after some clients have stopped
+    vec = ClientEngine(data, "vectorized")
+    calls = []
+    real = vec._stacked_gradients
+    vec._stacked_gradients = lambda u, idx, m, b: calls.append(idx.shape[0]) or real(u, idx, m, b)
+    u, snap = vec.local_sgd(theta, 0.05, draws, range(S), correction=corr, snapshot_at=t,
+                            client_steps=per)
+    u_ref, snap_ref = ClientEngine(data, "loop").local_sgd(theta, 0.05, draws, range(S),
+                                                           correction=corr, snapshot_at=t,
+                                                           client_steps=per)
+    for a, b in zip(u + snap, u_ref + snap_ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert sum(calls) == int(per.sum()) < N_CLIENTS * S  # only the active clients' gradients
+    assert calls == [int((per >= j).sum()) for j in range(1, S + 1)]
