@@ -6,7 +6,7 @@
 ``adult_constraint_cost`` trains. All are handed the printed rows (``reported``: objects with
 ``stem, metric, key, value``, as ``repro.engine.compare.load_reported()`` returns them) rather
 than reading ``repro/reported/*.csv`` themselves: this module imports ``repro.core`` and
-``repro.fairvfl`` only (the engine only inside ``main``, the command line).
+``repro.fairvfl`` only (no engine, docs/design.md layout rule 2).
 
 - ``majority_vs_eo``: the constant majority classifier predicts one label for everybody, so its
   TPR and FPR are 0 (or 1) in both groups: it satisfies equalized odds exactly. The EO
@@ -20,15 +20,12 @@ than reading ``repro/reported/*.csv`` themselves: this module imports ``repro.co
   ``N^s`` = every sample of group s) and sets the accuracy each loses against [J]'s own
   FairVFL(0.5) row beside the printed one, with the test TPR/FPR per group that show what the
   constraint converts. Its size (``T``, ``seeds``) is a parameter: the default (T = 2000, one
-  seed) takes about 2 min on one core; ``python -m repro.fairvfl.diagnostics`` runs it at
-  any size (``--help``).
+  seed) takes about 2 min on one core. Run it (any size) as
+  ``adult_constraint_cost(repro.engine.compare.load_reported(), T=..., seeds=...)``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -336,37 +333,3 @@ DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
                adult_constraint_cost),
 )}
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m repro.fairvfl.diagnostics ID [--T ... --seeds ... --eps ...]``: run one
-    registered diagnostic on the printed rows and print its result as JSON (the size options
-    apply to ``fairvfl.adult_constraint_cost``; ``dfpdfn_reading_counts`` needs records and
-    is not run from here).
-    """
-    p = argparse.ArgumentParser(prog="python -m repro.fairvfl.diagnostics",
-                                description="run a registered Fair VFL diagnostic")
-    p.add_argument("id", choices=["fairvfl.majority_vs_eo", "fairvfl.adult_constraint_cost"])
-    p.add_argument("--T", type=int, default=2000, help="rounds (adult_constraint_cost)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="runs (splits)")
-    p.add_argument("--eps", type=float, nargs="+", default=[0.01],
-                   help="FairVFL eps under Definition 1")
-    p.add_argument("--rejected-eps", type=float, nargs="*", default=[0.01],
-                   help="FairVFL eps under the rejected reading N^s = whole group")
-    p.add_argument("--no-inactive-run", action="store_true",
-                   help="take FedBCD's run for FairVFL(0.5) (claim J1b) instead of running it")
-    a = p.parse_args(argv)
-    from repro.engine.compare import load_reported
-
-    if a.id == "fairvfl.majority_vs_eo":
-        out = majority_vs_eo(load_reported())
-    else:
-        out = adult_constraint_cost(load_reported(), T=a.T, seeds=a.seeds, eps_values=a.eps,
-                                    rejected_eps=a.rejected_eps,
-                                    inactive_run=not a.no_inactive_run)
-    json.dump(out, sys.stdout, indent=1)
-    print()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
