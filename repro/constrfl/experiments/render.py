@@ -84,12 +84,21 @@ def table1(records, out: Path, scale: str) -> list[Path]:
               ["dataset", "n", "d", "mode", "Alg. 1 objective", "cProx-AL objective",
                "rel. diff", "Alg. 1 feas. mean", "Alg. 1 feas. max", "cProx feas. mean",
                "cProx feas. max", "outer K", "ADMM cap hits", "trials"])
-    for (ds, n, mode), recs in sorted(np_groups(records).items()):
+    done = np_groups([r for r in records if r.ok])
+    failed = np_groups([r for r in records if not r.ok])  # a named breakdown (monks-1 n = 20)
+    for ds, n, mode in sorted(set(done) | set(failed)):
+        recs, bad = done.get((ds, n, mode), []), failed.get((ds, n, mode), [])
+        trials = f"{len(recs)}" + (f" ({len(bad)} failed)" if bad else "")
+        if not recs:
+            name, _, rest = bad[0].reason.splitlines()[0].removeprefix("failed: ").partition(": ")
+            why = f"{name} ({rest.split(':')[0]})" if rest else name
+            t.add(ds, n, "—", mode, *[f"failed: {why}"] * 7, "—", "—", trials)
+            continue
         cells = [paper_cell(vals, stem, metric, dataset=ds, n=n, method=meth, statistic=stat)
                  for meth, metric, stat, vals in np_rows(recs)]
         t.add(ds, n, PopMeasured((recs[0].metrics["d"],), paper_d(stem, ds), digits=10), mode,
               *cells, PopMeasured(tuple(r.metrics["alg1_outer"] for r in recs), digits=3),
-              int(sum(r.metrics["admm_cap_hits"] for r in recs)), len(recs))
+              int(sum(r.metrics["admm_cap_hits"] for r in recs)), trials)
     return write_table(t, out, stem)
 
 
