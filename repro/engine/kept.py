@@ -41,11 +41,10 @@ def file_commit(path: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def _origin(path: Path, row_made_by: str) -> str:
+def _origin(path: Path, row_made_by: str, commit: str) -> str:
     if row_made_by.startswith(KEPT):
         return row_made_by
-    src = row_made_by or (f"{path.name} at {file_commit(path)}" if file_commit(path)
-                          else f"an earlier {path.name}")
+    src = row_made_by or (f"{path.name} at {commit}" if commit else f"an earlier {path.name}")
     return f"{KEPT}: {src}"
 
 
@@ -60,10 +59,11 @@ def previous_comparison(out_dir: Path) -> list[dict]:
         return []
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
+    commit = file_commit(path)
     for r in rows:
         r.setdefault("reading", "(before readings)")
         r.setdefault("primary", "True")
-        r["made_by"] = _origin(path, r.get("made_by", ""))
+        r["made_by"] = _origin(path, r.get("made_by", ""), commit)
     return rows
 
 
@@ -93,7 +93,7 @@ def previous_claims(out_dir: Path, link: Callable[[str], str] = lambda experimen
         rows, path = _markdown_table(md_path.read_text()), md_path
     else:
         return []
-    out = []
+    out, commit = [], file_commit(path)
     for r in rows:
         reason = _strip_link(r.get("reason", ""))
         if r.get("verdict") in ("fail", "inconclusive") and not reason:  # written before links
@@ -105,7 +105,7 @@ def previous_claims(out_dir: Path, link: Callable[[str], str] = lambda experimen
                     "verdict": r.get("verdict", ""), "scale": r.get("scale", ""),
                     "reading": reading.removesuffix(" (alt.)"), "primary": primary,
                     "reason": reason,
-                    "made_by": _origin(path, r.get("made_by", ""))})
+                    "made_by": _origin(path, r.get("made_by", ""), commit)})
     return out
 
 
