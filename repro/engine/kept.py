@@ -145,7 +145,7 @@ def provenance_lines(rows: list[dict]) -> list[str]:
     """Per experiment: its rows and where they come from (this comparison or kept)."""
     by: dict[str, dict[str, int]] = {}
     for r in rows:
-        m = r.get("made_by") or "recompared: no records"
+        m = r.get("made_by") or "recompared: no result"
         by.setdefault(r["experiment"], {}).setdefault(m, 0)
         by[r["experiment"]][m] += 1
     if not any(m.startswith(KEPT) for per in by.values() for m in per):

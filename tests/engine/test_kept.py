@@ -47,7 +47,7 @@ def test_a_file_written_before_readings_is_read_as_kept_primary_rows(tmp_path):
     assert row["made_by"] == "kept: an earlier comparison.csv"  # not a git checkout
     lines = provenance_lines([row, {**row, "experiment": "y.t", "made_by": ""}])
     assert "| x.t | 1 | kept: an earlier comparison.csv |" in lines
-    assert "| y.t | 1 | recompared: no records |" in lines
+    assert "| y.t | 1 | recompared: no result |" in lines
     assert provenance_lines([{**row, "made_by": "abc"}]) == []  # nothing kept: no section
 
 
