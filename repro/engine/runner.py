@@ -15,6 +15,7 @@ longer exists is taken over. The results folder is checked for writability befor
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -471,7 +472,7 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
             include_stale: bool = True, reading: Reading | None = None) -> list[RunRecord]:
     """The saved records of ``exp`` at ``scale`` under ``reading`` (default: the primary), in
     grid order (cells never run are absent), read as the reading reads them
-    (:func:`repro.engine.experiment.read_as`).
+    (:func:`read_records`).
 
     A cell without a current record is represented by its newest stale record (made by other
     code, e.g. a GPU sweep this machine cannot redo) unless ``include_stale`` is False; such a
@@ -486,4 +487,18 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
         rec = load_record(record_path(out, exp.name, c.key)) or stale.get(c.key)
         if rec is not None:
             recs.append(rec)
-    return read_as(recs, reading)
+    return read_records(recs, reading)
+
+
+def read_records(records: list[RunRecord], reading: Reading) -> list[RunRecord]:
+    """:func:`repro.engine.experiment.read_as`, per record on the reported metrics it carries.
+
+    A metric reading may name metrics that only some cells report (Fair VFL's post-processed
+    ``eo_acc`` exists on FedBCD records only): a record is re-read on the reported metrics it
+    has, and one that has a reported metric but not its stand-in is the error of ``read_as``.
+    """
+    if not reading.metrics:
+        return records
+    return [read_as([r], dataclasses.replace(
+        reading, metrics={k: v for k, v in reading.metrics.items() if k in r.metrics}))[0]
+        for r in records]

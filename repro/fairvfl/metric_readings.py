@@ -18,9 +18,11 @@ probability of ``y = +1``; post-processed where the post-processor changes it), 
 | score1    | mean_{g, y=-1} h                         | mean_{g, y=+1} (1 - h)                 |
 | score0    | mean_{g, y=+1} (1 - h)                   | mean_{g, y=-1} h                       |
 
-DFP = |FP_a - FP_b|, DFN = |FN_a - FN_b|. The metric keys are ``dfp``/``dfn`` (primary) and
-``dfp_<suffix>``/``dfn_<suffix>`` for the others; a post-processor's keys carry its prefix
-(``eo_dfp_joint``).
+DFP = |FP_a - FP_b|, DFN = |FN_a - FN_b|. The metric keys are ``dfp_<suffix>``/``dfn_<suffix>``
+(``_cond`` for the primary); ``dfp``/``dfn``, the metrics the tables report, hold the primary's
+values in a record and the chosen reading's values once a metric reading
+(``repro.fairvfl.experiments._readings``) has read it, while ``dfp_cond`` keeps the primary's
+values under every reading. A post-processor's keys carry its prefix (``eo_dfp_joint``).
 """
 
 from __future__ import annotations
@@ -39,13 +41,12 @@ class MetricReading:
     id: str
     title: str
     basis: str
-    suffix: str  # "" for the primary: keys ``dfp``/``dfn``
+    suffix: str  # keys ``dfp_<suffix>``/``dfn_<suffix>``
     primary: bool = False
 
     @property
     def keys(self) -> tuple[str, str]:
-        tail = f"_{self.suffix}" if self.suffix else ""
-        return f"dfp{tail}", f"dfn{tail}"
+        return f"dfp_{self.suffix}", f"dfn_{self.suffix}"
 
     def values(self, metrics: dict, prefix: str = "") -> tuple[float, float]:
         """``(DFP, DFN)`` of this reading from a record's metrics (``prefix``: ``"eo_"`` ...)."""
@@ -58,7 +59,7 @@ METRIC_READINGS: dict[str, MetricReading] = {r.id: r for r in (
         "[J] §5.2: 'both groups should have a similar false-positive rate, and both groups "
         "should have a similar false-negative rate'; [J] §5.1.2: 'use \"above 50,000 dollars\" "
         "as the protected class'. The standard false-positive rate P(yhat = + | y = -).",
-        "", primary=True),
+        "cond", primary=True),
     MetricReading(
         "dfpdfn_swapped", "decision rates conditioned on y, DFP and DFN swapped",
         "[J] §5.1.2 fixes a 'protected class' but no positive label for the rates (Crime: "
@@ -139,6 +140,7 @@ def rate_readings(y, s, q, score) -> dict[str, float]:
         "dfn_joint": _gap(np.where(y == 1, fn_dec, 0.0), groups, n_grp),
         "dfp_score1": _gap(score, neg, n_neg), "dfn_score1": _gap(1.0 - score, pos, n_pos),
     }
+    out["dfp_cond"], out["dfn_cond"] = out["dfp"], out["dfn"]
     out["dfp_swap"], out["dfn_swap"] = out["dfn"], out["dfp"]
     out["dfp_score0"], out["dfn_score0"] = out["dfn_score1"], out["dfp_score1"]
     return out

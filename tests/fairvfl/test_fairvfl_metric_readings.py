@@ -26,7 +26,8 @@ H = np.array([0.9, 0.4, 0.6, 0.2, 0.8, 0.7, 0.3, 0.1])
 #   score1: mean h on negatives a = (0.6 + 0.2)/2 = 0.4, b = (0.7 + 0.3 + 0.1)/3 = 11/30
 #      -> DFP = 1/30; mean 1 - h on positives a = (0.1 + 0.6)/2 = 0.35, b = 0.2 -> DFN 0.15.
 #   score0: (0.15, 1/30).  accuracy: rows 0, 3, 4, 6, 7 right -> 5/8.
-HAND = {"dfp": 1 / 6, "dfn": 1 / 2, "dfp_swap": 1 / 2, "dfn_swap": 1 / 6,
+HAND = {"dfp": 1 / 6, "dfn": 1 / 2, "dfp_cond": 1 / 6, "dfn_cond": 1 / 2,
+        "dfp_swap": 1 / 2, "dfn_swap": 1 / 6,
         "dfp_joint": 0.0, "dfn_joint": 1 / 4, "dfp_score1": 1 / 30, "dfn_score1": 0.15,
         "dfp_score0": 0.15, "dfn_score0": 1 / 30}
 
@@ -46,7 +47,8 @@ def test_metrics_carry_every_reading_and_the_hand_accuracy():
         dfp_r, dfn_r = r.values(m)
         assert abs(dfp_r - HAND[r.keys[0]]) <= 1e-12 and abs(dfn_r - HAND[r.keys[1]]) <= 1e-12
         assert r.basis and r.title
-    assert PRIMARY_METRIC_READING.keys == ("dfp", "dfn")
+    assert PRIMARY_METRIC_READING.keys == ("dfp_cond", "dfn_cond")
+    assert (m["dfp"], m["dfn"]) == (m["dfp_cond"], m["dfn_cond"])
     assert len(METRIC_READINGS) == 5
 
 

@@ -16,7 +16,7 @@ from repro.fairvfl.experiments.reproduce import (
     reproduce_conf_table1,
     reproduce_journal,
 )
-from repro.fairvfl.metric_readings import METRIC_READINGS
+from repro.fairvfl.metric_readings import METRIC_READINGS, PRIMARY_METRIC_READING
 
 J1 = "fairvfl_journal_table1"
 REPORTED = load_reported()
@@ -33,6 +33,9 @@ def _readings(dfp: dict[str, float], dfn: dict[str, float], prefix: str = "") ->
     for rid, reading in METRIC_READINGS.items():
         out[prefix + reading.keys[0]] = dfp.get(rid, 0.40)
         out[prefix + reading.keys[1]] = dfn.get(rid, 0.40)
+    # the reported keys hold the primary reading's values (metric_readings)
+    out[prefix + "dfp"], out[prefix + "dfn"] = (out[prefix + k]
+                                                for k in PRIMARY_METRIC_READING.keys)
     return out
 
 

@@ -8,6 +8,7 @@ from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments import claims as C
 from repro.fairvfl.experiments._cells import DATA, PAPER_C, conf_table1_cells
+from repro.fairvfl.experiments._readings import CONF_TABLE_READINGS
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.render import render_conf_table1
 from repro.fairvfl.experiments.reproduce import reproduce_conf_table1
@@ -20,4 +21,5 @@ EXPERIMENT = register(Experiment(
     reproduce=reproduce_conf_table1,
     claims=(Claim("Fair VFL raises FR over FedBCD (>= 10 pt ADULT, >= 5 pt others) losing "
                   "<= 6 pt AC; EO/CEO AC in [50, 100]", "[C] §V-B(a), Table I",
-                  C.table1_fair_gain),)))
+                  C.table1_fair_gain),),
+    readings=CONF_TABLE_READINGS))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from repro.engine.experiment import Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments._cells import DATA, PAPER_J, journal_lm_cells
+from repro.fairvfl.experiments._readings import JOURNAL_LM_READINGS
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.claims import J1_CLAIMS
 from repro.fairvfl.experiments.render import render_journal_table
@@ -20,4 +21,5 @@ EXPERIMENT = register(Experiment(
     cost={"smoke": "1 min", "paper": "60 min"}, data=DATA,
     reported=("fairvfl_journal_table1",),
     reproduce=lambda recs: reproduce_journal(recs, "fairvfl_journal_table1", "LM"),
-    claims=J1_CLAIMS))
+    claims=J1_CLAIMS,
+    readings=JOURNAL_LM_READINGS))

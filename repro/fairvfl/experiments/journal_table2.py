@@ -8,6 +8,7 @@ from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments import claims as C
 from repro.fairvfl.experiments._cells import DATA, PAPER_J, journal_mlp_cells
+from repro.fairvfl.experiments._readings import JOURNAL_MLP_READINGS
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.render import render_journal_table
 from repro.fairvfl.experiments.reproduce import reproduce_journal
@@ -22,4 +23,5 @@ EXPERIMENT = register(Experiment(
     reported=("fairvfl_journal_table2",),
     reproduce=lambda recs: reproduce_journal(recs, "fairvfl_journal_table2", "MLP"),
     claims=(Claim("MLP trains; FairVFL(smallest eps) has lower train DEO than FedBCD",
-                  "[J] §5.3, Table 2", C.mlp_trains_and_is_fairer),)))
+                  "[J] §5.3, Table 2", C.mlp_trains_and_is_fairer),),
+    readings=JOURNAL_MLP_READINGS))

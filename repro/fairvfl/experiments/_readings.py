@@ -1,0 +1,91 @@
+"""The readings of the Fair VFL tables (issue #16; ``repro.engine.readings``).
+
+[C] and [J] leave four things open that change a table's numbers:
+
+- **DFP/DFN** ([J] only): no formula, no positive class, no "decisions or scores"; the five
+  readings of :data:`repro.fairvfl.metric_readings.METRIC_READINGS`, each a *metric reading*
+  (every record carries all five, no rerun);
+- **EO**: equalized odds (primary, specs/fairvfl.md A7), equal opportunity (the acronym's
+  literal expansion) or equalized odds on the continuous score (Hardt et al. §4.2); metric
+  readings of the FedBCD records (``eo_``, ``eo_opp_``, ``eo_roc_``);
+- **CEO**: the 'fnr' cost (primary, A8) or AIF360's 'weighted' default (``ceo_w_``);
+- the post-processors as one Bernoulli draw per seed, as the records before issue #16
+  reported them (``eo_draw_``, ``ceo_draw_``), beside the exact expectations (primary);
+- **run length** of the [J] LM table: [J] states no T; the spec's T = 10000 (A1) is primary,
+  T = 2000 (the authors' Julia code, spec A21, and the spec's [C] run length) is a reading
+  that reruns the cells.
+
+A metric reading rewrites only the metrics a record carries (a FairVFL record has no ``eo_``
+metrics), see :func:`repro.engine.runner.collect`. Each reading changes one thing; the
+comparison shows every reading and says which reproduces which rows.
+"""
+
+from __future__ import annotations
+
+from repro.engine.readings import Reading
+from repro.fairvfl.metric_readings import METRIC_READINGS
+
+_C, _J = "papers/000 ([C])", "papers/001 ([J])"
+_POST = ("eo_", "ceo_")
+# The reported metrics of a post-processed row (rows AC/FR/HM in [C], ACC/DFP/DFN in [J]).
+_POST_METRICS = ("acc", "fr", "hm", "deo", "dfp", "dfn")
+
+PRIMARY = Reading(
+    "as-specified",
+    "T as specs/fairvfl.md A1 (LM [C] 2000, [J] 10000; MLP 1000); DFP/DFN = decision rates "
+    "conditioned on y, y = +1 protected; EO = equalized odds, CEO = 'fnr' cost, both as exact "
+    "expectations of the randomized predictors",
+    basis=f"{_J} §5.2 ('both groups should have a similar false-positive rate, and both groups "
+          "should have a similar false-negative rate'); [C] §V-A(a) (EO [10], CEO [19]); "
+          "specs/fairvfl.md A1, A7, A8, A11",
+    spec="fairvfl A1, A7, A8, A11", primary=True)
+
+
+def _dfpdfn(rid: str) -> Reading:
+    r = METRIC_READINGS[rid]
+    dfp, dfn = r.keys
+    metrics = {f"{p}{k}": f"{p}{v}" for p in ("",) + _POST for k, v in (("dfp", dfp),
+                                                                       ("dfn", dfn))}
+    return Reading(rid.replace("_", "-"), f"DFP/DFN: {r.title}", basis=f"{_J} {r.basis}",
+                   spec="fairvfl A11", metrics=metrics)
+
+
+def _post(rid: str, title: str, basis: str, spec: str, variants: dict[str, str]) -> Reading:
+    metrics = {f"{p}{m}": f"{v}{m}" for p, v in variants.items() for m in _POST_METRICS}
+    return Reading(rid, title, basis=basis, spec=spec, metrics=metrics)
+
+
+EO_OPPORTUNITY = _post(
+    "eo-opportunity", "EO = equal opportunity (equal true-positive rates only)",
+    f"{_C} §V-A(a) and {_J} §5.1.1 name 'EO' after Hardt et al. [10], whose paper defines "
+    "both 'equalized odds' and 'equal opportunity'; the acronym expands to the latter",
+    "fairvfl A7", {"eo_": "eo_opp_"})
+EO_ROC = _post(
+    "eo-roc", "EO = equalized odds on the continuous score (Hardt et al. §4.2, ROC mixing)",
+    f"{_J} §5.1.1 ('we use the codes published by the authors [7], [10], [19]'): [10] derives "
+    "the predictor from a score R as well as from a thresholded Yhat (its §4.2)",
+    "fairvfl A7", {"eo_": "eo_roc_"})
+CEO_WEIGHTED = _post(
+    "ceo-weighted", "CEO with the 'weighted' cost (AIF360's default) instead of 'fnr'",
+    f"{_C} §V-A(a) names CEO [19] without its cost constraint; AIF360's "
+    "CalibratedEqOddsPostprocessing defaults to cost_constraint='weighted'",
+    "fairvfl A8", {"ceo_": "ceo_w_"})
+SINGLE_DRAW = _post(
+    "single-draw", "EO and CEO as one Bernoulli draw of the randomized predictor per run",
+    f"{_C} Table I and {_J} Tables 1-2 print one number per run average and do not say whether "
+    "a randomized predictor was sampled; the records before issue #16 drew once",
+    "fairvfl A10", {"eo_": "eo_draw_", "ceo_": "ceo_draw_"})
+T2000 = Reading(
+    "t2000", "[J] LM run length T = 2000 instead of the spec's 10000",
+    basis=f"{_J} states no T (nor does {_C}); the authors' published Julia code [R] runs "
+          "'2000 full-batch epochs' (specs/fairvfl.md A21 item 6), the run length the spec "
+          "takes for [C] (A1)",
+    spec="fairvfl A1, A21", overrides={"T": 2000},
+    applies_to=lambda c: c.get("version") == "journal" and c.get("model") == "LM")
+
+DFPDFN_READINGS = tuple(_dfpdfn(rid) for rid, r in METRIC_READINGS.items() if not r.primary)
+POST_READINGS = (EO_OPPORTUNITY, EO_ROC, CEO_WEIGHTED, SINGLE_DRAW)
+
+CONF_TABLE_READINGS = (PRIMARY,) + POST_READINGS
+JOURNAL_LM_READINGS = (PRIMARY,) + DFPDFN_READINGS + POST_READINGS + (T2000,)
+JOURNAL_MLP_READINGS = (PRIMARY,) + DFPDFN_READINGS + POST_READINGS
