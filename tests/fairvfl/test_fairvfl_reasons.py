@@ -84,7 +84,23 @@ def test_post_processing_rows_cite_the_post_processing_entry_with_the_variant_th
     note = _note(reps, "adult", "FedBCD + EO", "ACC_pct")
     assert POST_ENTRY in note and "eo_roc 74" in note and "eo_opp" not in note.split(":")[-1]
     note = _note(reps, "adult", "FedBCD + CEO", "ACC_pct")  # printed 79.89, all at 70
-    assert POST_ENTRY in note and "no logged variant (ceo_w, ceo_draw) fits" in note
+    assert POST_ENTRY in note and "no other logged variant (ceo_w, ceo_draw) fits" in note
+
+
+def test_under_a_post_processing_reading_the_variant_in_use_is_not_cited_as_fitting():
+    # eo-roc reading: the records' eo_* hold eo_roc_*'s values (runner.read_records)
+    base = {"acc": 0.842, "fr": 0.5, "deo": 0.1, **_readings({}, {})}
+    roc = {"acc": 0.80, "fr": 0.6, "deo": 0.05}
+    eo = {**{f"eo_roc_{k}": v for k, v in roc.items()}, **{f"eo_{k}": v for k, v in roc.items()},
+          "eo_opp_acc": 0.74, "eo_opp_fr": 0.7, "eo_opp_deo": 0.02, "eo_draw_acc": 0.81,
+          "eo_draw_fr": 0.6, "eo_draw_deo": 0.04,
+          **_readings({}, {}, "eo_"), **_readings({}, {"dfpdfn_joint": 0.02}, "eo_roc_")}
+    reps = reproduce_journal([_rec("adult", "FedBCD", 0, {**base, **eo})], J1, "LM", REPORTED)
+    note = _note(reps, "adult", "FedBCD + EO", "ACC_pct")  # printed 73.23: eo_opp 74 fits
+    assert "eo_opp 74" in note and "eo_roc" not in note and "(eo_draw" not in note
+    # DFN printed 0.04: read from the variant in use (eo_roc_), whose joint reading (0.02) fits
+    note = _note(reps, "adult", "FedBCD + EO", "DFN")
+    assert READINGS_ENTRY in note and "dfpdfn_joint 0.020" in note
 
 
 def test_a_post_processor_equal_to_fedbcd_carries_fedbcds_diagnosis():

@@ -93,6 +93,12 @@ class _Row:
         self.name, self.scale = _METRIC[metric]
         self.row = printed.get((table, dataset, label, eps, metric))
 
+    def rows(self) -> list:
+        """The row's ok records, by seed."""
+        return sorted((x for x in self.records if x.ok and x.config.get("dataset") == self.dataset
+                       and all(x.config.get(k) == v for k, v in self.match.items())),
+                      key=lambda x: x.config["seed"])
+
     def mean(self, key: str, **match) -> float | None:
         vals = mean_over_seeds(self.records, key, dataset=self.dataset, **(match or self.match))
         return float(np.mean(vals)) * self.scale if vals else None
@@ -109,20 +115,37 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _in_use(r: _Row) -> str:
+    """The metric prefix the row's records carry under the reading they were read with: a
+    post-processing reading (``_readings``) copies e.g. ``eo_opp_*`` onto ``eo_*``; the variant
+    whose accuracy, DEO and FR equal the row's on every record is the one in use (where
+    several do, or none, the row's own prefix: the numbers are the same).
+    """
+    if r.prefix not in POST_VARIANTS:
+        return r.prefix
+    rows = r.rows()
+    same = [v for v in POST_VARIANTS[r.prefix]
+            if rows and all(x.metrics.get(v + k) == x.metrics.get(r.prefix + k)
+                            for x in rows for k in ("acc", "deo", "fr"))]
+    return same[0] if len(same) == 1 else r.prefix  # a tie: the numbers are the same
+
+
 def _dfpdfn_reading(r: _Row) -> str:
+    """The DFP/DFN readings other than the one in use that fit the printed value."""
     if r.metric not in ("DFP", "DFN"):
         return ""
     i = 0 if r.metric == "DFP" else 1
+    prefix, current = _in_use(r), r.mean(r.prefix + r.name)
     fits = []
     for rid, reading in METRIC_READINGS.items():
-        if reading.primary:
-            continue
-        v = r.mean(r.prefix + reading.keys[i])
+        v = r.mean(prefix + reading.keys[i])
+        if v is not None and current is not None and v == current:
+            continue  # the reading the row is read under
         if r.fits(v):
             fits.append(f"{rid} {v:.3f}")
     if not fits:
         return ""
-    primary = _fmt(r.mean(r.prefix + PRIMARY_METRIC_READING.keys[i]))
+    primary = _fmt(r.mean(prefix + PRIMARY_METRIC_READING.keys[i]))
     return (f"DFP/DFN reading: {', '.join(fits)} fit{'s' if len(fits) == 1 else ''} the printed "
             f"{r.row.text} (primary reading {primary}); {READINGS_ENTRY}")
 
@@ -131,9 +154,7 @@ def _post_processing(r: _Row) -> str:
     post = r.prefix if r.prefix in POST_VARIANTS else ""
     if not post:
         return ""
-    rows = sorted((x for x in r.records if x.ok and x.config.get("dataset") == r.dataset
-                   and all(x.config.get(k) == v for k, v in r.match.items())
-                   and post + r.name in x.metrics), key=lambda x: x.config["seed"])
+    rows = [x for x in r.rows() if post + r.name in x.metrics]
     same = {r.name, "acc", "dfp", "dfn", "fr"}
     if rows and all(abs(x.metrics[post + k] - x.metrics[k]) <= 1e-9 for x in rows
                     for k in same if post + k in x.metrics and k in x.metrics):
@@ -143,11 +164,13 @@ def _post_processing(r: _Row) -> str:
         return (f"{post[:-1].upper()} equals FedBCD on every seed (accuracy, rates and DEO; "
                 f"mixing rate 0, {POST_ENTRY}), so this row carries FedBCD's {r.metric}: "
                 f"{inner}")
-    fits = [f"{v[:-1]} {m:.4g}" for v in POST_VARIANTS[post]
-            if r.fits(m := r.mean(v + r.name))]
+    in_use = _in_use(r)
+    # under a post-processing reading the row's own prefix holds the variant in use
+    others = [v for v in POST_VARIANTS[post] if v != in_use]
+    fits = [f"{v[:-1]} {m:.4g}" for v in others if r.fits(m := r.mean(v + r.name))]
     found = (f"logged variant{'s' if len(fits) > 1 else ''} fitting the printed {r.row.text}: "
              f"{', '.join(fits)}" if fits else
-             f"no logged variant ({', '.join(v[:-1] for v in POST_VARIANTS[post])}) fits the "
+             f"no other logged variant ({', '.join(v[:-1] for v in others)}) fits the "
              f"printed {r.row.text}")
     return (f"post-processing reconstruction (variant, fitting data and randomized DEO "
             f"unstated, A7-A10); {found}; {POST_ENTRY}")
@@ -182,7 +205,8 @@ def _unexplained(r: _Row) -> str:
     tried = ""
     if r.metric in ("DFP", "DFN"):
         i = 0 if r.metric == "DFP" else 1
-        vals = [_fmt(r.mean(r.prefix + x.keys[i])) for x in METRIC_READINGS.values()]
+        prefix = _in_use(r)
+        vals = [_fmt(r.mean(prefix + x.keys[i])) for x in METRIC_READINGS.values()]
         tried = (f" (none of the {len(vals)} DFP/DFN readings fits the printed {r.row.text}: "
                  f"{', '.join(vals)})")
     return (f"unexplained: no run shows the cause of this row{tried}{measured}; "
