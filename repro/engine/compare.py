@@ -267,6 +267,24 @@ def compare_readings(experiments: dict[str, Experiment],
                 continue
             for r in compare(experiments, {name: (scale, recs)}, mine):
                 rows.append({**r, "reading": rid, "primary": False})
+    return _cite_fitting_readings(rows)
+
+
+def _cite_fitting_readings(rows: list[dict]) -> list[dict]:
+    """A deviating row of the primary reading names the alternative readings under which the
+    same reported row is reproduced (match or within noise), with their values: the evidence
+    of those readings' runs, in the row's reason.
+    """
+    good = {}
+    for r in rows:
+        if not r["primary"] and r["verdict"] in ("match", "within_noise"):
+            good.setdefault((r["experiment"], r["table"], r["key"], r["metric"]), []).append(
+                f"{r['reading']} {_fmt(r['reproduced'])}")
+    for r in rows:
+        fits = good.get((r["experiment"], r["table"], r["key"], r["metric"]))
+        if r["primary"] and r["verdict"] == "deviates" and fits:
+            r["reason"] = (f"reproduced under reading{'s' if len(fits) > 1 else ''} "
+                           f"{', '.join(fits)}; " + r["reason"])
     return rows
 
 

@@ -182,3 +182,22 @@ def test_run_reading_flag_selects_readings(isolated):
     assert [r.config["x"] for r in only_alt.records] == [2.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="has no reading 'nope'; it declares text, double"):
         run_experiment(exp, "smoke", progress=False, reading="nope")
+
+
+def test_a_deviating_primary_row_names_the_readings_that_reproduce_it():
+    from repro.engine.compare import _cite_fitting_readings
+
+    def row(reading, primary, verdict, value, key="k=1"):
+        return {"experiment": "toy.x", "table": "1", "key": key, "metric": "acc",
+                "reproduced": value, "verdict": verdict, "reason": "why", "reading": reading,
+                "primary": primary}
+
+    rows = [row("p", True, "deviates", 0.5), row("a", False, "match", 0.71),
+            row("b", False, "within_noise", 0.69), row("c", False, "deviates", 0.4),
+            row("p", True, "match", 0.7, "k=2"), row("a", False, "match", 0.7, "k=2"),
+            row("p", True, "deviates", 0.5, "k=3"), row("c", False, "deviates", 0.4, "k=3")]
+    out = _cite_fitting_readings(rows)
+    assert out[0]["reason"] == "reproduced under readings a 0.71, b 0.69; why"
+    assert out[4]["reason"] == "why"  # a matching row is left as it is
+    assert out[6]["reason"] == "why"  # no reading reproduces it
+    assert all(r["reason"] == "why" for r in out if not r["primary"])
