@@ -17,6 +17,7 @@ from repro.fairvfl.experiments._readings import (
     JOURNAL_LM_READINGS,
     JOURNAL_MLP_READINGS,
     T2000,
+    T10000,
 )
 from repro.fairvfl.experiments._run import run_cell
 
@@ -33,7 +34,7 @@ def test_each_table_declares_its_readings_with_a_basis(name):
     for r in exp.readings:
         assert r.basis and r.spec.startswith("fairvfl A") and r.title
         assert bool(r.metrics) + bool(r.overrides) == (0 if r.primary else 1)
-    counts = {"fairvfl.conf_table1": 5, "fairvfl.journal_table1": 10,
+    counts = {"fairvfl.conf_table1": 6, "fairvfl.journal_table1": 10,
               "fairvfl.journal_table2": 9}
     assert len(exp.readings) == counts[name]
 
@@ -83,7 +84,7 @@ def test_a_record_with_a_reported_metric_but_not_its_stand_in_is_an_error():
     assert read_records([other], bad)[0].metrics == {"acc": 0.8}
 
 
-def test_only_t2000_reruns_and_only_the_journal_lm_cells():
+def test_only_the_t_readings_rerun_and_only_their_table_cells():
     j1, j2, c1 = (get(n) for n in ("fairvfl.journal_table1", "fairvfl.journal_table2",
                                    "fairvfl.conf_table1"))
     primary = {c.key for c in plan(j1, "paper")}
@@ -93,8 +94,13 @@ def test_only_t2000_reruns_and_only_the_journal_lm_cells():
     assert [c.seed for c in t2000] == [c.seed for c in plan(j1, "paper")]  # paired seeds
     for exp in (j1, j2, c1):
         for r in exp.readings:
-            if r.metrics:
+            if not r.overrides:
                 assert [c.key for c in plan(exp, "paper", r)] == [c.key for c in
                                                                   plan(exp, "paper")]
     for c in j2.configs("paper") + c1.configs("paper"):
         assert T2000.apply(c) == c
+    t10000 = plan(c1, "paper", T10000)
+    assert len(t10000) == 30 and {c.config["T"] for c in t10000} == {10_000}
+    assert not {c.key for c in t10000} & {c.key for c in plan(c1, "paper")}
+    for c in j1.configs("paper") + j2.configs("paper"):
+        assert T10000.apply(c) == c

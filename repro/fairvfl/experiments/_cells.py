@@ -1,7 +1,7 @@
 """The cell grids of the Fair VFL experiments (specs/fairvfl.md §7, smoke scale §12.3).
 
 A cell config holds ``dataset, version, model, method, eps, Q, T, eta, seed, smoke,
-log_every`` (and ``widths``, ``dtype`` for the MLP, ``subsample`` at ``reduced`` scale); the
+log_every`` (and ``widths``, ``dtype`` for the MLP); the
 field names and values feed the cell seeds, so they do not change.
 """
 
@@ -44,21 +44,18 @@ def conf_fig1_cells(scale):
 
 
 def conf_fig2_cells(scale):
-    """``reduced``: the paper protocol with ADULT on the 5,000-row subsample (§12.3); the
-    full ADULT costs ~25 min per (eps, Q = 7) cell on 2 shared cores.
-    """
+    """The paper protocol: the full ADULT costs about 1 min per (eps, Q = 7) cell."""
     smoke = scale == "smoke"
     datasets = ("compas", "crime") if smoke else ("compas", "crime", "adult")
     eps_values = (0.01, 0.1) if smoke else (0.01, 0.05, 0.1)
     T = 500 if smoke else 2000
-    return [_cell(scale, d, "conf", "LM", "FairVFL", 0, T, eps=e, Q=q,
-                  **({"subsample": True} if scale == "reduced" and d == "adult" else {}))
+    return [_cell(scale, d, "conf", "LM", "FairVFL", 0, T, eps=e, Q=q)
             for d in datasets for e in eps_values for q in (1, 4, 7)]
 
 
 def journal_lm_cells(scale, seeds=None):
     """The paper protocol: T = 10000, 5 runs, every eps, full ADULT (its 30 cells take
-    ~1.5 min each on one of the 2 shared cores).
+    about 36 s each on one core).
     """
     T = 1000 if scale == "smoke" else 10_000
     every = 1 if scale == "smoke" else 10

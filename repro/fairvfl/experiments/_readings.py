@@ -11,9 +11,9 @@
 - **CEO**: the 'fnr' cost (primary, A8) or AIF360's 'weighted' default (``ceo_w_``);
 - the post-processors as one Bernoulli draw per seed, as the records before issue #16
   reported them (``eo_draw_``, ``ceo_draw_``), beside the exact expectations (primary);
-- **run length** of the [J] LM table: [J] states no T; the spec's T = 10000 (A1) is primary,
-  T = 2000 (the authors' Julia code, spec A21, and the spec's [C] run length) is a reading
-  that reruns the cells.
+- **run length** of the LM tables: neither paper states T. The spec's T (A1: [C] 2000, [J]
+  10000) is primary; the other length is a reading that reruns the cells (``t2000`` for [J]
+  Table 1, ``t10000`` for [C] Table I).
 
 A metric reading rewrites only the metrics a record carries (a FairVFL record has no ``eo_``
 metrics), see :func:`repro.engine.runner.collect`. Each reading changes one thing; the
@@ -83,9 +83,17 @@ T2000 = Reading(
     spec="fairvfl A1, A21", overrides={"T": 2000},
     applies_to=lambda c: c.get("version") == "journal" and c.get("model") == "LM")
 
+T10000 = Reading(
+    "t10000", "[C] LM run length T = 10000 instead of the spec's 2000",
+    basis=f"{_C} states no T (nor does {_J}); the spec takes 2000 for [C] (A1, the authors' "
+          "Julia code [R], A21 item 6) and 10000 for [J]'s LM, the same algorithm and model "
+          "(with Q = 1 and the LM [C]'s all-active roles give [J]'s numbers, A30)",
+    spec="fairvfl A1, A30", overrides={"T": 10_000},
+    applies_to=lambda c: c.get("version") == "conf" and c.get("model") == "LM")
+
 DFPDFN_READINGS = tuple(_dfpdfn(rid) for rid, r in METRIC_READINGS.items() if not r.primary)
 POST_READINGS = (EO_OPPORTUNITY, EO_ROC, CEO_WEIGHTED, SINGLE_DRAW)
 
-CONF_TABLE_READINGS = (PRIMARY,) + POST_READINGS
+CONF_TABLE_READINGS = (PRIMARY,) + POST_READINGS + (T10000,)
 JOURNAL_LM_READINGS = (PRIMARY,) + DFPDFN_READINGS + POST_READINGS + (T2000,)
 JOURNAL_MLP_READINGS = (PRIMARY,) + DFPDFN_READINGS + POST_READINGS

@@ -3,7 +3,8 @@
 
 A cell config (JSON) holds ``dataset, version ("conf" | "journal"), model ("LM" | "MLP"),
 method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's split),
-``smoke`` (ADULT subsample of §12.3; ``subsample``: the same at ``reduced`` scale),
+``smoke`` (ADULT subsample of §12.3; ``subsample``: the same, in records of the former
+``reduced`` scale of [C] Fig. 2),
 ``log_every`` and for the MLP ``widths``.
 
 A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4), see

@@ -14,7 +14,7 @@ from repro.fairvfl.experiments.render import render_conf_fig1
 EXPERIMENT = register(Experiment(
     name="fairvfl.conf_fig1", title="[C] Fig. 1: effect of eps on AC and FR, LM",
     paper=PAPER_C, cells=conf_fig1_cells, run_cell=run_cell, render=render_conf_fig1,
-    cost={"smoke": "1 min", "paper": "10 min"}, data=DATA,
+    cost={"smoke": "1 min", "paper": "3 min"}, data=DATA,
     claims=(Claim("(C1a) AC non-decreasing in eps", "[C] §V-B(b)", C.c1a_accuracy_monotone),
             Claim("(C1b) FR non-increasing in eps; +10 pt on ADULT", "[C] §V-B(b)",
                   C.c1b_fairness_monotone),

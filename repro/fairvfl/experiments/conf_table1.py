@@ -17,7 +17,8 @@ EXPERIMENT = register(Experiment(
     name="fairvfl.conf_table1",
     title="[C] Table I: AC/FR/HM of FedBCD, EO, CEO and Fair VFL (eps = 0.01), LM",
     paper=PAPER_C, cells=conf_table1_cells, run_cell=run_cell, render=render_conf_table1,
-    cost={"smoke": "40 s", "paper": "3 min"}, data=DATA, reported=("fairvfl_conf_table1",),
+    cost={"smoke": "40 s", "paper": "5 min (t10000: 4 of them)"}, data=DATA,
+    reported=("fairvfl_conf_table1",),
     reproduce=reproduce_conf_table1,
     claims=(Claim("Fair VFL raises FR over FedBCD (>= 10 pt ADULT, >= 5 pt others) losing "
                   "<= 6 pt AC; EO/CEO AC in [50, 100]", "[C] §V-B(a), Table I",

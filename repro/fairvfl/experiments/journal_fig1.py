@@ -15,4 +15,4 @@ EXPERIMENT = register(Experiment(
     name="fairvfl.journal_fig1", title="[J] Fig. 1: L(theta^t) and DEO(theta^t), LM, seed 0",
     paper=PAPER_J, cells=lambda scale: journal_lm_cells(scale, seeds=(0,)), run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_fig(recs, out, scale, "journal_fig1"),
-    cost={"smoke": "30 s", "paper": "8 min"}, data=DATA, claims=J1_CLAIMS))
+    cost={"smoke": "30 s", "paper": "3 min"}, data=DATA, claims=J1_CLAIMS))

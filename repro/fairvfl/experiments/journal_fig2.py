@@ -17,7 +17,7 @@ EXPERIMENT = register(Experiment(
     paper=PAPER_J, cells=lambda scale: journal_mlp_cells(scale, seeds=(0,)),
     run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_fig(recs, out, scale, "journal_fig2"),
-    cost={"smoke": "30 s", "paper": "12 min"}, data=DATA,
+    cost={"smoke": "30 s", "paper": "5 min"}, data=DATA,
     claims=(Claim("MLP trains; FairVFL(smallest eps) has lower train DEO than FedBCD",
                   "[J] §5.3, Fig. 2", C.mlp_trains_and_is_fairer),
             Claim("(J1b) eps = 0.5 behaves like FedBCD (identical while lam = 0)", "[J] §5.3",

@@ -18,7 +18,7 @@ EXPERIMENT = register(Experiment(
     title="[J] Table 1: ACC/DFP/DFN, LM, 1 active + 5 passive parties",
     paper=PAPER_J, cells=journal_lm_cells, run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_table(recs, out, scale, "journal_table1"),
-    cost={"smoke": "1 min", "paper": "60 min"}, data=DATA,
+    cost={"smoke": "1 min", "paper": "13 min (t2000: 2 of them)"}, data=DATA,
     reported=("fairvfl_journal_table1",),
     reproduce=lambda recs: reproduce_journal(recs, "fairvfl_journal_table1", "LM"),
     claims=J1_CLAIMS,

@@ -18,8 +18,8 @@ EXPERIMENT = register(Experiment(
     title="[J] Table 2: ACC/DFP/DFN, MLP (eta = 2, §11 A15), 1 active + 5 passive",
     paper=PAPER_J, cells=journal_mlp_cells, run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_table(recs, out, scale, "journal_table2"),
-    cost={"smoke": "1 min", "paper": "1 h on 2 cores (ADULT cells ~3 min each, "
-                                                 "COMPAS ~0.4, C&C ~0.2)"}, data=DATA,
+    cost={"smoke": "1 min", "paper": "23 min (ADULT cells ~70 s each on one core, "
+                                           "COMPAS ~15 s, C&C ~10 s)"}, data=DATA,
     reported=("fairvfl_journal_table2",),
     reproduce=lambda recs: reproduce_journal(recs, "fairvfl_journal_table2", "MLP"),
     claims=(Claim("MLP trains; FairVFL(smallest eps) has lower train DEO than FedBCD",
