@@ -284,7 +284,7 @@ def _cite_fitting_readings(rows: list[dict]) -> list[dict]:
         fits = good.get((r["experiment"], r["table"], r["key"], r["metric"]))
         if r["primary"] and r["verdict"] == "deviates" and fits:
             r["reason"] = (f"reproduced under reading{'s' if len(fits) > 1 else ''} "
-                           f"{', '.join(fits)}; " + r["reason"])
+                           f"{', '.join(fits)}; under the primary reading: " + r["reason"])
     return rows
 
 

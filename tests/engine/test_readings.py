@@ -197,7 +197,8 @@ def test_a_deviating_primary_row_names_the_readings_that_reproduce_it():
             row("p", True, "match", 0.7, "k=2"), row("a", False, "match", 0.7, "k=2"),
             row("p", True, "deviates", 0.5, "k=3"), row("c", False, "deviates", 0.4, "k=3")]
     out = _cite_fitting_readings(rows)
-    assert out[0]["reason"] == "reproduced under readings a 0.71, b 0.69; why"
+    assert out[0]["reason"] == ("reproduced under readings a 0.71, b 0.69; under the primary "
+                                "reading: why")
     assert out[4]["reason"] == "why"  # a matching row is left as it is
     assert out[6]["reason"] == "why"  # no reading reproduces it
     assert all(r["reason"] == "why" for r in out if not r["primary"])
