@@ -277,12 +277,12 @@ def _cite_fitting_readings(rows: list[dict]) -> list[dict]:
     """
     good = {}
     for r in rows:
-        if not r["primary"] and r["verdict"] in ("match", "within_noise"):
+        if not is_primary(r) and r["verdict"] in ("match", "within_noise"):
             good.setdefault((r["experiment"], r["table"], r["key"], r["metric"]), []).append(
                 f"{r['reading']} {_fmt(r['reproduced'])}")
     for r in rows:
         fits = good.get((r["experiment"], r["table"], r["key"], r["metric"]))
-        if r["primary"] and r["verdict"] == "deviates" and fits:
+        if is_primary(r) and r["verdict"] == "deviates" and fits:
             r["reason"] = (f"reproduced under reading{'s' if len(fits) > 1 else ''} "
                            f"{', '.join(fits)}; under the primary reading: " + r["reason"])
     return rows
