@@ -1,7 +1,8 @@
 """``make bench`` for paper 004: one local GDA step of the two clients, vmapped vs a per-client
-loop, for each DA method (MNIST CNN, batch 64 per client), on the CPU and, when a GPU is
-present, on CUDA; the case names carry local steps per second of both paths and mark the one
-:func:`repro.fedmm.training.choose_backend` picks for that device (loop on CPU, vmapped on
+loop, and one round of M = 20 steps, graphed vs eager vmapped, for each DA method (MNIST CNN,
+batch 64 per client), on the CPU and, when a GPU is present, on CUDA; the case names carry
+local steps per second of the paths and mark the one
+:func:`repro.fedmm.training.choose_backend` picks for that device (loop on CPU, graphed on
 CUDA). Also a FedMM round on the quadratic instance of :mod:`repro.fedmm.instances`.
 """
 
@@ -47,6 +48,10 @@ def _local_step() -> list[dict]:
 
             fast = LocalGDA(prob, 1, "vectorized")
             loop = LocalGDA(prob, 1, "loop")
+            # a round of M = 20 steps: eager vmapped (per-step draws) vs graphed (the round's
+            # draws up front; replayed from a CUDA graph on CUDA; the same calls on the CPU)
+            eager20 = LocalGDA(prob, 20, "vectorized")
+            graph20 = LocalGDA(prob, 20, "graphed")
             t_loop = best_time(lambda loop=loop, timed=timed: timed(loop), repeat=3)
             t_fast = best_time(lambda fast=fast, timed=timed: timed(fast), repeat=3)
             mark = {"loop": f"loop {1 / t_loop:.2f} steps/s", "vectorized":
@@ -55,6 +60,14 @@ def _local_step() -> list[dict]:
             rows.append({"case": f"{device}, {method}: 2 clients x batch 64, one FedMM local "
                                  f"step; {mark['vectorized']}, {mark['loop']}",
                          "baseline_s": t_loop, "fast_s": t_fast})
+            timed(graph20)  # the first call captures the graph (on CUDA)
+            t_eager = best_time(lambda s=eager20, timed=timed: timed(s), repeat=3)
+            t_graph = best_time(lambda s=graph20, timed=timed: timed(s), repeat=3)
+            tag = " *(chosen)*" if chosen == "graphed" else ""
+            rows.append({"case": f"{device}, {method}: one FedMM round, M = 20, 2 clients x "
+                                 f"batch 64; graphed{tag} {20 / t_graph:.1f} steps/s vs eager "
+                                 f"vmapped {20 / t_eager:.1f} steps/s",
+                         "baseline_s": t_eager, "fast_s": t_graph})
     return rows
 
 

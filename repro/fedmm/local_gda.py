@@ -9,21 +9,24 @@ In the player form (:mod:`repro.fedmm.problem`) one step of block b is::
 On psi, ``-[ -grad f + mu2 (psi - psi0) + beta ]`` is exactly the bracket of (12). Clients are
 vectorized: the ``vectorized`` backend updates an ``(N, D)`` tensor at once; the ``loop``
 backend calls the per-client oracle one client at a time (the equality oracle of the tests and
-the baseline of ``bench/fedmm.py``).
+the baseline of ``bench/fedmm.py``); the ``graphed`` backend (:mod:`repro.fedmm.graphed`) runs the
+``vectorized`` update on a whole round's minibatches drawn up front, replayed from a CUDA graph
+on a GPU (an oracle with ``round_inputs``, i.e. :class:`repro.fedmm.problem.DAProblem`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from repro.core.validation import check_choice, check_range
+from repro.fedmm.graphed import GraphedRound
 from repro.fedmm.problem import PlayerGradient
 
 Tensor = torch.Tensor
-BACKENDS = ("vectorized", "loop")
+BACKENDS = ("vectorized", "loop", "graphed")
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,26 @@ class LocalGDA:
     oracle: PlayerGradient
     local_steps: int
     backend: str = "vectorized"
+    # the graphed backend's round, built at the first call (its buffers match that call)
+    _graphed: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_range("local_steps", self.local_steps, low=1)
         check_choice("backend", self.backend, BACKENDS)
+        if self.backend == "graphed" and not hasattr(self.oracle, "round_inputs"):
+            raise ValueError(f"backend 'graphed' needs an oracle that draws a whole round's "
+                             f"minibatches (round_inputs/round_gradient, as DAProblem has); "
+                             f"{type(self.oracle).__name__} has not: use 'vectorized' or "
+                             f"'loop'")
 
     def __call__(self, theta0: Tensor, t: int, eta: Tensor, scale: Tensor,
                  mu: Tensor | None, duals: Tensor | None) -> Tensor:
         n = self.oracle.n_clients
+        if self.backend == "graphed":
+            if not self._graphed:
+                self._graphed.append(GraphedRound(self.oracle, self.local_steps,
+                                                  mu is not None, duals is not None, theta0))
+            return self._graphed[0](theta0, eta, scale, mu, duals)
         if self.backend == "loop":
             return torch.stack([self._one(i, theta0, t, eta, scale, mu,
                                           None if duals is None else duals[i])

@@ -79,6 +79,7 @@ class DAProblem:
         def f(theta, x, y, is_source, masks):
             return objective(net, self.nu, theta, x, y, is_source, masks)
 
+        self._pool: tuple[Tensor, Tensor, Tensor] | None = None  # built by _pools()
         self._grad = grad(f, has_aux=True)
         self._vgrad = vmap(self._grad, randomness="error")
 
@@ -115,6 +116,69 @@ class DAProblem:
         for i in range(self.n_clients):
             self._update_running(i, {k: v[i] for k, v in stats.items()})
         return self.sign * g
+
+    # -- the graphed backend (repro.fedmm.graphed): a whole round's inputs at once ------------
+    def round_inputs(self, steps: int) -> dict[str, Tensor]:
+        """Every client's rows and dropout masks for its next ``steps`` local steps, on the
+        host: ``rows`` (steps, N, B) indexes the stacked pool [source; target] (a client's
+        source rows first, as :meth:`draw` orders them), ``mask:<layer>`` (steps, N, B, w).
+
+        The draws are exactly those of ``steps`` calls of :meth:`draw` per client: each client
+        has its own source and target streams and its own dropout generator, so drawing a
+        client's steps one after the other gives the numbers the per-step interleaving gives.
+        On a CUDA device the arrays are pinned, so their copies to the device do not block.
+        """
+        n, b = self.n_clients, self.batch
+        offset = len(self.source_x)
+        rows = np.empty((steps, n, b), dtype=np.int64)
+        masks = {k: torch.empty((steps, n, b, w), dtype=self.dtype)
+                 for k, w in self.net.dropout_widths.items()}
+        for i, (s_stream, t_stream) in enumerate(self.streams):
+            for m in range(steps):
+                s_idx, t_idx = s_stream.next(), t_stream.next()
+                rows[m, i, :len(s_idx)] = s_idx
+                rows[m, i, len(s_idx):] = offset + t_idx
+                for k, v in self.net.dropout_masks(b, self.generators[i], self.dtype).items():
+                    masks[k][m, i] = v
+        out = {"rows": torch.from_numpy(rows), **{f"mask:{k}": v for k, v in masks.items()}}
+        if self.device.type == "cuda":
+            out = {k: v.pin_memory() for k, v in out.items()}
+        return out
+
+    def _pools(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The stacked images [source; target], their labels (0 on target rows, as
+        :meth:`draw` sets them) and each client's source-row flags (N, B); built once.
+        """
+        if self._pool is None:
+            nt = len(self.target_x)
+            x = torch.cat([self.source_x, self.target_x])
+            y = torch.cat([self.source_y, torch.zeros(nt, dtype=torch.long,
+                                                      device=self.device)])
+            flags = torch.zeros(self.n_clients, self.batch, dtype=torch.bool)
+            for i, (s_stream, _) in enumerate(self.streams):
+                flags[i, :s_stream.batch] = True
+            self._pool = (x, y, flags.to(self.device))
+        return self._pool
+
+    def round_gradient(self, theta: Tensor, inputs: dict[str, Tensor], m: int) -> Tensor:
+        """:meth:`batched` on step ``m`` of a round's ``inputs`` (:meth:`round_inputs`, on the
+        device): the same rows, masks and vmapped gradient, without a host round trip.
+        """
+        x_pool, y_pool, is_source = self._pools()
+        rows = inputs["rows"][m]
+        masks = {k[len("mask:"):]: v[m] for k, v in inputs.items() if k.startswith("mask:")}
+        g, stats = self._vgrad(theta, x_pool[rows], y_pool[rows], is_source, masks)
+        if self.has_bn:
+            mom = self.net.BN_MOMENTUM
+            self.running[:, 0] = (1 - mom) * self.running[:, 0] + mom * stats["batch_mean"]
+            self.running[:, 1] = (1 - mom) * self.running[:, 1] + mom * stats["batch_var"]
+        return self.sign * g
+
+    def round_state(self) -> tuple[Tensor, ...]:
+        """The tensors :meth:`round_gradient` updates in place (a graph's warm-up must restore
+        them).
+        """
+        return (self.running,) if self.has_bn else ()
 
     def sync_buffers(self) -> None:
         """Server: plain average of the clients' BN running statistics."""
@@ -153,4 +217,5 @@ class DAProblem:
                 s.order, s.pos = order, pos
         for g, st in zip(self.generators, state["generators"], strict=True):
             g.set_state(st)
-        self.running = state["running"].clone()
+        # in place: a captured graph (repro.fedmm.graphed) holds this tensor
+        self.running.copy_(state["running"])

@@ -74,21 +74,25 @@ def run_device() -> torch.device:
 
 
 def choose_backend(device: torch.device | str, override: str | None = None) -> str:
-    """The local-step backend for a device: ``loop`` on CPU, ``vectorized`` (vmap over the
-    clients) on CUDA; ``override`` (or $FEDREPRO_FEDMM_BACKEND) forces one.
+    """The local-step backend for a device: ``loop`` on CPU, ``graphed`` (vmap over the
+    clients, a round's minibatches drawn up front, the round replayed from a CUDA graph:
+    :mod:`repro.fedmm.graphed`) on CUDA; ``override`` (or $FEDREPRO_FEDMM_BACKEND) forces one.
 
     Measured (``make bench``, issue #18): on one CPU thread the vmapped two-client step is
     0.81-0.84x the loop (vmap turns the convolutions into one grouped convolution whose
-    non-contiguous output sends max-pool down a ~9x slower path); on an H100 it is 1.14-1.31x
-    faster. The two backends agree in exact arithmetic but not in the last bits, and after a
-    few rounds theta0 differs by up to 1e-2, so the backend is part of a cell's config and
-    records of different backends never mix.
+    non-contiguous output sends max-pool down a ~9x slower path); on an H100 the eager vmapped
+    step (``vectorized``) was 1.14-1.31x the loop, at 12-21 ms a step, almost all of it kernel
+    launches and per-step host copies, which ``graphed`` removes (issue #20; its CUDA speed is
+    measured by ``scripts/gpu_fedmm_extended.sh`` on a lent GPU, not here). The backends agree
+    in exact arithmetic but not always in the last bits (``graphed`` equals ``vectorized``
+    bitwise on the CPU), and after a few rounds theta0 differs by up to 1e-2, so the backend
+    is part of a cell's config and records of different backends never mix.
     """
     override = override if override is not None else os.environ.get(BACKEND_ENV) or None
     if override is not None:
         check_choice(f"backend (${BACKEND_ENV})", override, BACKENDS)
         return override
-    return "vectorized" if torch.device(device).type == "cuda" else "loop"
+    return "graphed" if torch.device(device).type == "cuda" else "loop"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The local-step backend is chosen by device (loop on CPU, vmapped on CUDA), can be
+"""The local-step backend is chosen by device (loop on CPU, graphed on CUDA), can be
 overridden, and is part of a cell's config so records of different backends never mix.
 """
 
@@ -14,7 +14,7 @@ from repro.fedmm.training import BACKEND_ENV, DEVICE_ENV, RunSpec, choose_backen
 def test_backend_by_device_and_override(monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     assert choose_backend("cpu") == "loop"
-    assert choose_backend(torch.device("cuda")) == "vectorized"
+    assert choose_backend(torch.device("cuda")) == "graphed"
     assert choose_backend("cpu", override="vectorized") == "vectorized"
     monkeypatch.setenv(BACKEND_ENV, "vectorized")
     assert choose_backend("cpu") == "vectorized"
@@ -32,7 +32,7 @@ def test_backend_is_part_of_the_cell_identity(monkeypatch):
     assert {c["backend"] for c in cpu} == {"loop"}
     monkeypatch.setenv(DEVICE_ENV, "cuda")  # only the config is built; nothing runs on CUDA
     gpu = fig4_cells("smoke")
-    assert {c["backend"] for c in gpu} == {"vectorized"}
+    assert {c["backend"] for c in gpu} == {"graphed"}
     assert all(a != b and {**a, "backend": "x"} == {**b, "backend": "x"}
                for a, b in zip(cpu, gpu, strict=True))
 
