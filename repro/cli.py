@@ -21,7 +21,7 @@ from pathlib import Path
 
 from repro.core import paths
 
-SCALE_CHOICES = ("auto", "smoke", "reduced", "paper")
+SCALE_CHOICES = ("auto", "smoke", "reduced", "extended", "paper")
 
 
 def version() -> str:
@@ -36,7 +36,8 @@ def version() -> str:
 
 def _scale_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="auto", choices=SCALE_CHOICES,
-                   help="auto = each experiment at 'reduced' where it declares one, else "
+                   help="auto = each experiment at 'extended' where it declares one and "
+                        "records of it exist, else at 'reduced' where it declares one, else "
                         "'paper' (default: %(default)s)")
 
 
@@ -256,11 +257,11 @@ def cmd_run(args) -> int:
 
 
 def _list_stale(args) -> int:
-    from repro.engine.runner import stale_records
+    from repro.engine.runner import auto_scale, stale_records
 
     total = 0
     for exp in _select(args.name):
-        stale = stale_records(exp, exp.resolve_scale(args.scale), args.results)
+        stale = stale_records(exp, auto_scale(exp, args.scale, args.results), args.results)
         for rec in stale.values():
             print(f"{exp.name} {json.dumps(rec.config, sort_keys=True)}: {rec.stale_note}, "
                   f"commit {rec.commit or 'unknown'}, finished "
@@ -275,7 +276,7 @@ def _list_stale(args) -> int:
 
 def _collected(args, names: list[str] | None = None):
     from repro.engine.registry import load_all
-    from repro.engine.runner import collect
+    from repro.engine.runner import auto_scale, collect
 
     exps = load_all()
     if names:  # a partial comparison: records of the chosen experiments only
@@ -288,7 +289,7 @@ def _collected(args, names: list[str] | None = None):
             lacking.append(name)
             records[name] = (args.scale, [])
             continue
-        scale = exp.resolve_scale(args.scale)
+        scale = auto_scale(exp, args.scale, args.results)
         records[name] = (scale, collect(exp, scale, args.results))
     if lacking:
         print(f"no scale {args.scale!r} declared by {', '.join(lacking)}: their rows are "
@@ -312,11 +313,11 @@ def _alternative_readings(args, exps, records):
 
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
-    from repro.engine.runner import collect
+    from repro.engine.runner import auto_scale, collect
 
     out = paths.figures_dir(args.out)
     for exp in _select(args.name):
-        scale = exp.resolve_scale(args.scale)
+        scale = auto_scale(exp, args.scale, args.results)
         recs = collect(exp, scale, args.results)
         if exp.render is None:
             continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import os
 import subprocess
 import sys
 from functools import cache
@@ -92,9 +93,14 @@ def clear_cache() -> None:
 def git_commit() -> str:
     """The checkout's commit (``+dirty`` when the package's files differ from it), or ``""``
     when the package is not inside a fedrepro git checkout (an installed wheel).
+    ``$FEDREPRO_COMMIT`` names it for a copy of a checkout without its ``.git`` (a lent GPU
+    machine gets the working tree only: ``scripts/gpu_fedmm_extended.sh``); the record's code
+    hash still says which code ran.
     """
     from repro.core.paths import is_checkout
 
+    if os.environ.get("FEDREPRO_COMMIT"):
+        return os.environ["FEDREPRO_COMMIT"]
     root = _REPRO.parent
     if not (is_checkout(root) and (root / ".git").exists()):
         return ""

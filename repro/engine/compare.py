@@ -556,6 +556,10 @@ def check_claims(experiments: dict[str, Experiment],
                 got = output_records(name, figures_dir)
                 if got is not None:
                     ok, source = got
+                    # the budget the committed output was made at, where it says so
+                    said = {r.config.get("scale") for r in ok}
+                    if len(said) == 1 and None not in said:
+                        scale = said.pop()
             made = (f"{source} (committed output, no run records here)" if source
                     else made_by(ok) if ok else "")
             for claim in exp.claims:

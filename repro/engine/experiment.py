@@ -22,7 +22,9 @@ from repro.engine.readings import AS_WRITTEN, Reading, check_readings, select_re
 from repro.engine.records import RunRecord, canonical_json
 from repro.engine.seedstats import SeedValues
 
-SCALES = ("smoke", "reduced", "paper")
+# ``extended``: a larger budget than ``reduced`` that needs hardware beyond the default machine
+# (fedmm's figures on a GPU); ``auto`` picks it only where its records exist (runner.auto_scale).
+SCALES = ("smoke", "reduced", "extended", "paper")
 
 
 def cell_seed(experiment: str, config: Mapping[str, Any]) -> int:
@@ -159,6 +161,13 @@ class Reproduced(SeedValues):
     rel_tolerance: float | None = None
 
 
+class NeedsAccelerator(RuntimeError):
+    """Raised by ``run_cell`` when the cell's protocol needs hardware this machine lacks (a
+    CUDA GPU): the cell is recorded ``not_run`` with this message (what it needs, how to run
+    it), never ``failed``, and a later run on such a machine computes it.
+    """
+
+
 class RecordsMissing(LookupError):
     """Raised by a claim's ``check`` when the records it needs are absent (a method or a dataset
     not run yet, an alternative reading run only in part): the claim is ``not_run`` with this
@@ -254,6 +263,8 @@ class Experiment:
     def resolve_scale(self, scale: str) -> str:
         """``auto`` is ``reduced`` if declared, else ``paper``; any other scale must be
         declared (``reduced`` where none is declared is an error, never a silent ``paper``).
+        ``auto`` never gives ``extended`` here: :func:`repro.engine.runner.auto_scale` picks it
+        where its records exist.
         """
         if scale == "auto":
             return "reduced" if "reduced" in self.scales else "paper"

@@ -34,7 +34,14 @@ from joblib import Parallel, delayed, parallel_config
 from repro.core import paths
 from repro.core.data.store import DataFileMissing, record
 from repro.engine.code_identity import code_hash, git_commit, stale_note
-from repro.engine.experiment import CellResult, Experiment, RunContext, cell_seed, read_as
+from repro.engine.experiment import (
+    CellResult,
+    Experiment,
+    NeedsAccelerator,
+    RunContext,
+    cell_seed,
+    read_as,
+)
 from repro.engine.progress import LOGGER, cell_bar, worker_logging
 from repro.engine.readings import Reading
 from repro.engine.records import (
@@ -306,6 +313,10 @@ def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) ->
             rec.status = STATUS_NOT_RUN
             rec.reason = "data unavailable: " + str(exc)  # all of it: where looked, remedy
             result = None
+        except NeedsAccelerator as exc:
+            rec.status = STATUS_NOT_RUN
+            rec.reason = "needs an accelerator: " + str(exc)
+            result = None
         except Exception as exc:
             if not keep_going:
                 if hasattr(exc, "add_note"):
@@ -414,7 +425,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     """
     _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()
-    plans = [(exp, exp.resolve_scale(scale)) for exp in experiments]
+    plans = [(exp, auto_scale(exp, scale, out)) for exp in experiments]
     plans = [(exp, s, plan_readings(exp, s, reading)) for exp, s in plans]
     check_writable(out)
     done: dict[tuple[str, str], RunRecord] = {}
@@ -466,6 +477,20 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
 def run_experiment(exp: Experiment, scale: str = "smoke", **kwargs) -> SweepSummary:
     """:func:`run_experiments` for one experiment."""
     return run_experiments([exp], scale, **kwargs)[0]
+
+
+def auto_scale(exp: Experiment, scale: str, out: Path | None = None) -> str:
+    """:meth:`Experiment.resolve_scale`, except that ``auto`` is ``extended`` where the
+    experiment declares it and the results folder holds a record with a result of one of its
+    ``extended`` cells (a current or a stale one): records of the larger budget, once brought
+    here, are what the figures, claims and ``repro run`` use, and a partial set is finished by
+    the next run on a machine that can (issue #20). Without such a record ``auto`` stays
+    ``reduced`` (or ``paper``).
+    """
+    if (scale == "auto" and "extended" in exp.scales
+            and any(r.ok for r in collect(exp, "extended", out))):
+        return "extended"
+    return exp.resolve_scale(scale)
 
 
 def collect(exp: Experiment, scale: str, out: Path | None = None, *,

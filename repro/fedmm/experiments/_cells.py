@@ -5,8 +5,14 @@ batch 16, M = 2, 3 rounds); ``reduced`` (default of ``SCALE=auto``: full data an
 64, p = 1, 150 rounds for FedMM/FedAvgGDA/FedProxGDA and 3,000 for FedSGDA (same number of
 gradient evaluations), evaluation every 10 rounds (FedSGDA 200) on a fixed 2,000-image MNIST-M
 test subset and on all 10,000 at the end, a checkpoint every 25 rounds, seeds 0-2 with claims
-on the seed mean; Office-31 with a frozen backbone, 200 rounds, FedSGDA 4,000); ``paper``
-(README rounds: DANN 15,000, CDAN 30,000, MDD 50,000; for a GPU machine or a cluster).
+on the seed mean; Office-31 with a frozen backbone, 200 rounds, FedSGDA 4,000); ``extended``
+(issue #20; MNIST -> MNIST-M only: ``reduced`` with five times the rounds, 750 and FedSGDA
+15,000, the same evaluation schedule, so 75 evaluations a run and the first 150 rounds are the
+``reduced`` run's; seeds 0-2; a CUDA GPU protocol: its cells say ``device: cuda`` and the
+``graphed`` backend, and on a machine without a GPU they are recorded ``not_run``, never run on
+the CPU; ``SCALE=auto`` uses it where its records exist, :func:`repro.engine.runner.auto_scale`);
+``paper`` (README rounds: DANN 15,000, CDAN 30,000, MDD 50,000; for a GPU machine or a
+cluster).
 
 The experiments (one module per paper item): :mod:`.fig2`, :mod:`.fig4`, :mod:`.fig5` (MNIST ->
 MNIST-M) and :mod:`.table1` (Office-31, Tables 1 and 2).
@@ -21,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from repro.engine.experiment import CellResult, RunContext
+from repro.engine.experiment import CellResult, NeedsAccelerator, RunContext
 from repro.fedmm.clients import (
     allocate_split_clients,
     allocate_two_clients,
@@ -45,11 +51,15 @@ PAPER = "004_c8bdd02f5ea2bb8e.txt"
 MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-idx1-ubyte.gz"),
               ("mnist", "t10k-images-idx3-ubyte.gz"), ("mnist", "t10k-labels-idx1-ubyte.gz"))
 PAPER_ROUNDS = {"DANN": 15000, "CDAN": 30000, "MDD": 50000}
-SCALES = ("smoke", "reduced", "paper")
+SCALES = ("smoke", "reduced", "extended", "paper")
+EXTENDED_FACTOR = 5  # issue #20: five times the reduced budget
 COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
         "reduced": "63 runs (3 seeds): 20-45 min each on 2 CPU cores; 8 min for all on one "
-        "H100 (FEDREPRO_FEDMM_DEVICE=cuda, --jobs 21, CUDA MPS); Fig. 5's 2+2 and 5+5 "
-        "settings add 54 runs costing 2x and 5x a 1+1 run (not measured)",
+        "H100 (FEDREPRO_FEDMM_DEVICE=cuda, --jobs 21, CUDA MPS, eager vmapped backend); "
+        "Fig. 5's 2+2 and 5+5 settings add 54 runs costing 2x and 5x a 1+1 run (not measured)",
+        "extended": "CUDA GPU only (scripts/gpu_fedmm_extended.sh); not measured yet: 5x the "
+        "reduced rounds, about 40 GPU-min for the 63 1+1 runs at the eager backend's measured "
+        "rate, the graphed backend's rate unmeasured; Fig. 5's 2+2 and 5+5 settings 3x more",
         "paper": "33-150 CPU-h per run; GPU or cluster"}
 CLIENT_SETTINGS = ("2+2", "5+5")  # Fig. 5's other settings (specs/fedmm.md §4.3 [R])
 TABLE_METHODS = ("FedAvgGDA", "FedSGDA", "FedMM")  # the methods of Tables 1 and 2
@@ -68,9 +78,11 @@ def _scale_params(scale: str, da: str, algorithm: str) -> dict:
         return {"n_source": 512, "n_target": 512, "n_test": 256, "eval_subset": 64,
                 "batch": 16, "rounds": 3, "eval_every": 1, "m_scale": "smoke"}
     sgda = algorithm == "FedSGDA"
-    if scale == "reduced":
+    if scale in ("reduced", "extended"):
+        k = EXTENDED_FACTOR if scale == "extended" else 1
         return {"n_source": 55000, "n_target": 55000, "n_test": 10000, "eval_subset": 2000,
-                "batch": 64, "rounds": 3000 if sgda else 150, "eval_every": 200 if sgda else 10}
+                "batch": 64, "rounds": k * (3000 if sgda else 150),
+                "eval_every": 200 if sgda else 10}
     r = PAPER_ROUNDS[da]
     return {"n_source": 55000, "n_target": 55000, "n_test": 10000, "eval_subset": 10000,
             "batch": 64, "rounds": 20 * r if sgda else r, "eval_every": 2000 if sgda else 100}
@@ -78,7 +90,7 @@ def _scale_params(scale: str, da: str, algorithm: str) -> dict:
 
 def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
     """A cell's config. ``backend`` is the local-step backend chosen for the device the
-    sweep runs on (:func:`repro.fedmm.training.choose_backend`: loop on CPU, vmapped on CUDA,
+    sweep runs on (:func:`repro.fedmm.training.choose_backend`: loop on CPU, graphed on CUDA,
     $FEDREPRO_FEDMM_BACKEND overrides); it is part of the identity, so CPU-loop and
     GPU-vmapped records are never mixed.
     """
@@ -86,8 +98,12 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
     smoke = params.pop("m_scale", None) == "smoke"
     local = 1 if algorithm == "FedSGDA" else (2 if smoke and M == 20 else
                                               3 if smoke and M == 25 else M)
+    if scale == "extended":  # a GPU protocol wherever the sweep is planned (issue #20)
+        where = {"backend": choose_backend("cuda"), "device": "cuda"}
+    else:
+        where = {"backend": choose_backend(run_device())}
     return {"da": da, "algorithm": algorithm, "local_steps": local, "p": p, "seed": seed,
-            "preset": "paper", "backend": choose_backend(run_device()), **params}
+            "preset": "paper", **where, **params}
 
 
 def seeds(scale: str) -> tuple[int, ...]:
@@ -95,7 +111,7 @@ def seeds(scale: str) -> tuple[int, ...]:
     to its seed (one nondeterministic GPU sweep moved a DANN FedMM final accuracy from 0.50 to
     0.28), so the reduced protocol runs all three and the claims use the mean over seeds.
     """
-    return (0, 1, 2) if scale == "reduced" else (0,)
+    return (0, 1, 2) if scale in ("reduced", "extended") else (0,)
 
 
 def allocate(config: dict, n_source: int, n_target: int):
@@ -126,8 +142,15 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
     """One federated MNIST -> MNIST-M run; the global model is evaluated (specs/fedmm.md §6)."""
     da, seed = config["da"], config["seed"]
     # $FEDREPRO_FEDMM_DEVICE (e.g. "cuda") puts data and parameters on an accelerator; the
-    # numbers then differ from CPU records in the last bits, so the device is logged.
-    device = run_device()
+    # numbers then differ from CPU records in the last bits, so the device is logged. A cell
+    # whose config names its device (``extended``) runs there or not at all.
+    device = torch.device(config["device"]) if "device" in config else run_device()
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise NeedsAccelerator(
+            f"this cell's protocol runs on a CUDA GPU (config device {device}) and torch "
+            f"{torch.__version__} sees none here; run it on a GPU machine "
+            f"(scripts/gpu_fedmm_extended.sh) and bring its records back to the results "
+            f"folder")
     if device.type == "cuda":
         # Without this, cuDNN/atomic-add kernels make two runs of one cell differ, and the
         # adversarial game amplifies that: the first GPU sweep gave DANN FedMM final

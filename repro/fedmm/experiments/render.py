@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -80,25 +81,53 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
     return save_figure(fig, out, stem)
 
 
-def _final_table(records, out: Path, stem: str, title: str) -> list[Path]:
+def _run_order(r: RunRecord) -> tuple:
+    c = r.config
+    return (_setting(r), c["da"], c["algorithm"], c["local_steps"], c["p"], c["seed"])
+
+
+def _final_table(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
     """One row per run (the per-seed values
-    :func:`repro.fedmm.experiments.claims.verdicts_from_tables` reads back). Accuracies (%) are
-    ``ours (paper)`` cells: Figs. 2, 4 and 5 are images the paper's text does not print numbers
-    for, so every paper value is ``(—)``.
+    :func:`repro.fedmm.experiments.claims.verdicts_from_tables` reads back), with the scale
+    its records ran at, and ``<stem>_curves.csv``: every run's evaluated rounds and
+    accuracies, from which the curve claims are judged where no run record is at hand
+    (:func:`repro.fedmm.experiments.claims.table_records`). Accuracies (%) are ``ours
+    (paper)`` cells: Figs. 2, 4 and 5 are images the paper's text does not print numbers for,
+    so every paper value is ``(—)``.
     """
-    t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds",
+    t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds", "scale",
                       FINAL_COLUMNS[0], FINAL_COLUMNS[1], "R_conv", FINAL_COLUMNS[2]],
               caption="One row per run (seed); the paper prints these figures as curves "
-                      "only.")
-    for r in sorted(records, key=lambda r: (_setting(r), r.config["da"],
-                                            r.config["algorithm"], r.config["local_steps"],
-                                            r.config["p"], r.config["seed"])):
+                      f"only. Every run's curve: {stem}_curves.csv.")
+    for r in sorted(records, key=_run_order):
         c, m = r.config, r.metrics
         t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r), c["seed"],
-              int(m["rounds"]), Measured((100 * m["test_acc_full"],), digits=2),
+              int(m["rounds"]), scale, Measured((100 * m["test_acc_full"],), digits=2),
               Measured((100 * m["best_acc"],), digits=2), int(m["r_conv"]),
               Measured((100 * m["test_acc_full_code_client"],), digits=2))
-    return write_table(t, out, stem)
+    return write_table(t, out, stem) + [_curves_csv(records, out, f"{stem}_curves", scale)]
+
+
+CURVE_COLUMNS = ("DA", "algorithm", "M", "p", "clients", "seed", "scale", "round", "acc",
+                 "acc_code_client")
+
+
+def _curves_csv(records, out: Path, stem: str, scale: str) -> Path:
+    """One line per (run, evaluated round): the accuracies (fractions, full precision) the
+    runs logged on the fixed MNIST-M evaluation subset.
+    """
+    path = Path(out) / f"{stem}.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(CURVE_COLUMNS)
+        for r in sorted(records, key=_run_order):
+            c, cv = r.config, r.curves
+            code = cv.get("acc_code_client") or [None] * len(cv["round"])
+            for rnd, acc, cc in zip(cv["round"], cv["acc"], code, strict=True):
+                w.writerow([c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r),
+                            c["seed"], scale, int(rnd), repr(float(acc)),
+                            "" if cc is None else repr(float(cc))])
+    return path
 
 
 def render_fig2(records, out: Path, scale: str) -> list[Path]:
@@ -106,7 +135,8 @@ def render_fig2(records, out: Path, scale: str) -> list[Path]:
     ok = [r for r in records if r.ok]
     if not ok:
         return []
-    paths = _final_table(ok, out, "fedmm_fig2", "Fig. 2: FedAvgGDA + CDAN vs imbalance p")
+    paths = _final_table(ok, out, "fedmm_fig2", "Fig. 2: FedAvgGDA + CDAN vs imbalance p",
+                         scale)
     fig, (a1, a2) = figure(1, 2, figsize=(10, 3.6))
     ok = seed_mean(ok)
     for r in sorted(ok, key=lambda r: r.config["p"]):
@@ -131,7 +161,7 @@ def render_fig4(records, out: Path, scale: str) -> list[Path]:
     ok = [r for r in records if r.ok]
     if not ok:
         return []
-    return (_final_table(ok, out, "fedmm_fig4", "Fig. 4: FedMM (M=20, 25) vs FedSGDA")
+    return (_final_table(ok, out, "fedmm_fig4", "Fig. 4: FedMM (M=20, 25) vs FedSGDA", scale)
             + _curves_figure(ok, out, "fedmm_fig4", "Fig. 4: FedMM vs FedSGDA", scale))
 
 
@@ -142,7 +172,8 @@ def render_fig5(records, out: Path, scale: str) -> list[Path]:
     ok = [r for r in records if r.ok]
     if not ok:
         return []
-    return (_final_table(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs FedAvgGDA vs FedProxGDA")
+    return (_final_table(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs FedAvgGDA vs FedProxGDA",
+                         scale)
             + _curves_figure(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs baselines", scale))
 
 
