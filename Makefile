@@ -9,7 +9,7 @@ JOBS ?= 2
 EXTRAS ?= dev,dist
 THEORY_SIZE ?= $(if $(filter smoke,$(SCALE)),small,default)
 
-.PHONY: setup test lint theory paper-figures figures compare data bench clean
+.PHONY: setup test lint theory paper-figures figures compare data bench clean gpu-carry
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,3 +55,14 @@ clean:
 	find figures -maxdepth 1 -type f ! -name README.md \( -name '*.md' -o -name '*.csv' \
 	  -o -name '*.png' -o -name '*.pdf' -o -name '*.tex' -o -name '*.json' \) -delete
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# the data a lent GPU machine needs for fedmm's MNIST figures (scripts/gpu_fedmm_extended.sh):
+# MNIST and the BSDS500 training images, copied from the shared mirror into .gpu/data (ignored
+# through .git/info/exclude; the device tool carries it with `carry: [".gpu"]`, 27 MB)
+gpu-carry:
+	mkdir -p .gpu/data/bsds500/BSR/BSDS500/data/images
+	cp -r ../shared/data/mnist .gpu/data/
+	cp -r ../shared/data/bsds500/BSR/BSDS500/data/images/train \
+	  .gpu/data/bsds500/BSR/BSDS500/data/images/
+	grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+	du -sh .gpu
