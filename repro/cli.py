@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _measured_cost(exp, results) -> str:
     """What the current records under ``results`` took, per scale: cells recorded of the
-    scale's primary-reading cells and the sum of their wall seconds (stale records not counted).
+    scale's primary-reading cells and the sum of their wall seconds (stale records not counted,
+    nor the time of a record copied from a run another experiment computed: ``shared``).
     """
     from repro.engine.runner import collect
 
@@ -179,10 +180,13 @@ def _measured_cost(exp, results) -> str:
     for s in exp.scales:
         recs = collect(exp, s, results, include_stale=False)
         if recs:
-            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in recs)
+            own = [r for r in recs if "shared_from" not in r.timings]
+            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
+            shared = f" ({len(recs) - len(own)} shared with another experiment, not summed)"
             parts.append(f"{s}: {len(recs)}/{len(exp.configs(s))} cells, "
                          + (f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s")
-                         + " summed over the cells' wall times")
+                         + " summed over the cells' wall times"
+                         + (shared if len(own) < len(recs) else ""))
     return "; ".join(parts)
 
 

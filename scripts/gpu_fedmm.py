@@ -198,10 +198,12 @@ def cmd_pack(args) -> int:
             if not mine:
                 continue
             ok = [r for r in mine if r.ok]
-            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in ok)
-            steps = sum(_steps(r.config, r.metrics["rounds"]) for r in ok)
+            own = [r for r in ok if "shared_from" not in r.timings]  # computed here
+            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
+            steps = sum(_steps(r.config, r.metrics["rounds"]) for r in own)
             summary[f"{name} [{scale}]"] = {
-                "records": len(mine), "ok": len(ok), "wall_s_summed": round(wall, 1),
+                "records": len(mine), "ok": len(ok), "shared_copies": len(ok) - len(own),
+                "wall_s_summed": round(wall, 1),
                 "client_steps": steps,
                 "client_steps_per_s_per_run": round(steps / wall, 1) if wall else None,
                 "backends": sorted({r.config.get("backend", "?") for r in mine})}

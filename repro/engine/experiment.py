@@ -250,6 +250,11 @@ class Experiment:
     reproduce: Callable[[list[RunRecord]], list[Reproduced]] | None = None
     claims: tuple[Claim, ...] = ()
     readings: tuple[Reading, ...] = ()
+    # Experiments naming the same group declare that a cell's result depends on its config
+    # (and code and data) only, never on the experiment's name or the cell seed derived from
+    # it; a cell that several of them plan is then computed once per sweep and its record
+    # saved for each (runner.run_experiments; fedmm's figures share runs).
+    shared_cells: str = ""
 
     def __post_init__(self) -> None:
         check_readings(self.name, self.readings)

@@ -414,10 +414,13 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     """Run every cell of ``experiments`` at ``scale`` that has no current record.
 
     All missing cells of all experiments go through one executor with one progress bar (with
-    its estimate of the time left). Current records (same config, data and code) are loaded,
-    not recomputed, unless ``force``; records made by other code are stale and their cells are
-    recomputed (counted in ``stale``); cells whose earlier record says ``not_run`` are retried,
-    so placing missing data and rerunning fills them in. With ``keep_going`` a cell that raises
+    its estimate of the time left). A cell planned by several experiments of one
+    ``shared_cells`` group (same config, data and code) is computed once and its record saved
+    for each of them (``timings['shared_from']`` names the computed one). Current records
+    (same config, data and code) are loaded, not recomputed, unless ``force``; records made
+    by other code are stale and their cells are recomputed (counted in ``stale``); cells whose
+    earlier record says ``not_run`` are retried, so placing missing data and rerunning fills
+    them in. With ``keep_going`` a cell that raises
     is recorded as ``failed`` (and retried by the next run) instead of stopping the sweep.
     The results folder is checked for writability before any compute. ``reading``: the
     readings run (``all`` (default), ``primary`` or a reading id; see
@@ -431,17 +434,28 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     done: dict[tuple[str, str], RunRecord] = {}
     todo: list[tuple[Experiment, PlannedCell]] = []
     stale: Counter = Counter()
+    shared: dict[str, list[tuple[Experiment, PlannedCell]]] = {}  # computed cell -> copies
+    first: dict[str, tuple[Experiment, PlannedCell]] = {}
     for exp, s, cells in plans:
         old = {} if force else stale_records(exp, s, out, cells)
+        shas = data_sha256(exp) if exp.shared_cells else {}
         for cell in cells:
             rec = None if force else load_record(record_path(out, exp.name, cell.key))
             if rec is not None and rec.ok:
                 done[(exp.name, cell.key)] = rec
-            else:
-                stale[exp.name] += cell.key in old
-                todo.append((exp, cell))
+                continue
+            stale[exp.name] += cell.key in old
+            if exp.shared_cells:
+                ident = canonical_json([exp.shared_cells, cell.config, shas, cell.code])
+                if ident in first:  # the same run, planned by another experiment of the group
+                    fe, fc = first[ident]
+                    shared.setdefault(f"{fe.name}/{fc.key}", []).append((exp, cell))
+                    continue
+                first[ident] = (exp, cell)
+            todo.append((exp, cell))
     desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
-    bar = cell_bar(len(todo), f"{desc} [{scale}]", enabled=progress)
+    n_shared = sum(map(len, shared.values()))
+    bar = cell_bar(len(todo) + n_shared, f"{desc} [{scale}]", enabled=progress)
     how: Counter = Counter()
     os.environ[_MAIN_PID] = str(os.getpid())
     try:
@@ -462,6 +476,16 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                 done[(rec.experiment, rec.key)] = rec
                 how[(rec.experiment, kind)] += 1
                 bar.update()
+                for exp, cell in shared.pop(f"{rec.experiment}/{rec.key}", []):
+                    if kind == BUSY:  # not computed here: the copies stay to be computed
+                        done[(exp.name, cell.key)] = RunRecord(
+                            experiment=exp.name, config=cell.config, key=cell.key,
+                            seed=cell.seed, status=STATUS_NOT_RUN, reason=rec.reason)
+                        how[(exp.name, BUSY)] += 1
+                    else:
+                        done[(exp.name, cell.key)] = _shared_copy(rec, exp, cell, out)
+                        how[(exp.name, COMPUTED)] += 1
+                    bar.update()
     finally:
         bar.close()
     summaries = []
@@ -472,6 +496,18 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                                       sum(not r.ok for r in records), records,
                                       stale=stale[exp.name], busy=busy))
     return summaries
+
+
+def _shared_copy(rec: RunRecord, exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:
+    """``rec`` (a cell computed for another experiment of ``exp.shared_cells``) saved as
+    ``exp``'s record of the same cell: its own name, key and seed, the same results, and
+    ``timings['shared_from']`` naming the record it copies.
+    """
+    copy = dataclasses.replace(rec, experiment=exp.name, key=cell.key, seed=cell.seed,
+                               timings={**rec.timings,
+                                        "shared_from": f"{rec.experiment}/{rec.key}"})
+    save_record(copy, out)
+    return copy
 
 
 def run_experiment(exp: Experiment, scale: str = "smoke", **kwargs) -> SweepSummary:

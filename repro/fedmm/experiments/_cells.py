@@ -61,6 +61,11 @@ COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
         "reduced rounds, about 40 GPU-min for the 63 1+1 runs at the eager backend's measured "
         "rate, the graphed backend's rate unmeasured; Fig. 5's 2+2 and 5+5 settings 3x more",
         "paper": "33-150 CPU-h per run; GPU or cluster"}
+# Figs. 2, 4 and 5 share runs (Fig. 5's FedMM M = 20 cells are Fig. 4's, its CDAN FedAvgGDA
+# cells Fig. 2's p = 1): a run's numbers depend on its config only (every stream is keyed by
+# stream_seed of the config, never by the experiment or the cell seed), so a sweep computes a
+# shared run once (Experiment.shared_cells): 12 of the 63 reduced 1+1 runs.
+SHARED_CELLS = "fedmm.mnist"
 CLIENT_SETTINGS = ("2+2", "5+5")  # Fig. 5's other settings (specs/fedmm.md §4.3 [R])
 TABLE_METHODS = ("FedAvgGDA", "FedSGDA", "FedMM")  # the methods of Tables 1 and 2
 

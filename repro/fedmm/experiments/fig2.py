@@ -11,6 +11,7 @@ from repro.fedmm.experiments._cells import (
     MNIST_DATA,
     PAPER,
     SCALES,
+    SHARED_CELLS,
     mnist_cell,
     run_mnist_cell,
     seeds,
@@ -27,7 +28,7 @@ def fig2_cells(scale: str) -> list[dict]:
 register(Experiment(
     name="fedmm.fig2", title="FedAvgGDA (CDAN) accuracy vs label/domain imbalance p",
     paper=PAPER, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
-    scales=SCALES, cost=COST, data=MNIST_DATA,
+    scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     claims=(Claim("FedAvgGDA degrades as the data become unbalanced: acc(p = 1) below acc(p = "
                   "0.5) by more than the seed spread", "Fig. 2 caption, Sec. 3.1",
                   claims.with_budget(claims.claim_fig2)),

@@ -11,6 +11,7 @@ from repro.fedmm.experiments._cells import (
     MNIST_DATA,
     PAPER,
     SCALES,
+    SHARED_CELLS,
     mnist_cell,
     run_mnist_cell,
     seeds,
@@ -28,7 +29,7 @@ def fig4_cells(scale: str) -> list[dict]:
 register(Experiment(
     name="fedmm.fig4", title="FedMM (M=20, 25) vs FedSGDA, MNIST->MNIST-M",
     paper=PAPER, cells=fig4_cells, run_cell=run_mnist_cell, render=render_fig4,
-    scales=SCALES, cost=COST, data=MNIST_DATA,
+    scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     claims=(Claim("FedMM saves > 90% of the rounds FedSGDA needs", "Fig. 4, Sec. 6",
                   claims.with_budget(claims.claim_fig4_saving)),
             Claim("FedMM with M = 25 converges faster than M = 20", "Fig. 4, Sec. 6",

@@ -14,6 +14,7 @@ from repro.fedmm.experiments._cells import (
     MNIST_DATA,
     PAPER,
     SCALES,
+    SHARED_CELLS,
     mnist_cell,
     run_mnist_cell,
     seeds,
@@ -39,7 +40,7 @@ def fig5_cells(scale: str) -> list[dict]:
 register(Experiment(
     name="fedmm.fig5", title="FedMM vs FedAvgGDA vs FedProxGDA, MNIST->MNIST-M",
     paper=PAPER, cells=fig5_cells, run_cell=run_mnist_cell, render=render_fig5,
-    scales=SCALES, cost=COST, data=MNIST_DATA,
+    scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     claims=(Claim("FedMM has > 20 pp higher target accuracy than FedAvgGDA/FedProxGDA (each "
                   "client setting)", "Fig. 5, Sec. 6", claims.with_budget(claims.claim_fig5)),)))
 
