@@ -54,12 +54,14 @@ PAPER_ROUNDS = {"DANN": 15000, "CDAN": 30000, "MDD": 50000}
 SCALES = ("smoke", "reduced", "extended", "paper")
 EXTENDED_FACTOR = 5  # issue #20: five times the reduced budget
 COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
-        "reduced": "63 runs (3 seeds): 20-45 min each on 2 CPU cores; 8 min for all on one "
+        "reduced": "63 runs (3 seeds; 51 distinct: Figs. 2, 4, 5 share 12, computed once): "
+        "20-45 min each on 2 CPU cores; 8 min for all 63 on one "
         "H100 (FEDREPRO_FEDMM_DEVICE=cuda, --jobs 21, CUDA MPS, eager vmapped backend); "
         "Fig. 5's 2+2 and 5+5 settings add 54 runs costing 2x and 5x a 1+1 run (not measured)",
         "extended": "CUDA GPU only (scripts/gpu_fedmm_extended.sh); not measured yet: 5x the "
-        "reduced rounds, about 40 GPU-min for the 63 1+1 runs at the eager backend's measured "
-        "rate, the graphed backend's rate unmeasured; Fig. 5's 2+2 and 5+5 settings 3x more",
+        "reduced rounds, about 35 GPU-min for the 51 distinct 1+1 runs at the eager backend's "
+        "measured rate, the graphed backend's rate unmeasured; Fig. 5's 2+2 and 5+5 settings "
+        "3x more",
         "paper": "33-150 CPU-h per run; GPU or cluster"}
 # Figs. 2, 4 and 5 share runs (Fig. 5's FedMM M = 20 cells are Fig. 4's, its CDAN FedAvgGDA
 # cells Fig. 2's p = 1): a run's numbers depend on its config only (every stream is keyed by
