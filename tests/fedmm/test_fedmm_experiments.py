@@ -63,16 +63,8 @@ def _tiny_problem(net):
     return random_da_problem(net, n=24, batch=4, nu=0.5)
 
 
-class _Ctx:
-    def __init__(self):
-        self.curves = {}
-
-    def log_round(self, r, **kw):
-        for k, v in kw.items():
-            self.curves.setdefault(k, []).append(float(v))
-
-
-def test_global_model_is_evaluated_and_checkpoint_resume_is_exact(tmp_path):
+def test_global_model_is_evaluated_and_checkpoint_resume_is_exact(tmp_path, round_log):
+    _Ctx = round_log
     net = MnistNet("MDD")
     theta0 = net.init(torch.Generator().manual_seed(0))
     spec = training.RunSpec("FedMM", rounds=4, local_steps=1, eval_every=1, checkpoint_every=2)

@@ -53,7 +53,7 @@ def test_extended_cells_are_reduced_with_five_times_the_rounds(monkeypatch):
         get("fedmm.table1").configs("extended")
 
 
-def test_an_extended_run_starts_as_the_reduced_run():
+def test_an_extended_run_starts_as_the_reduced_run(round_log):
     """The same rounds are the same computation: the first R rounds of a 5R-round run log
     the R-round run's curve exactly (eta3 decays per round, never by the total).
     """
@@ -63,16 +63,10 @@ def test_an_extended_run_starts_as_the_reduced_run():
     for rounds in (4, 4 * EXTENDED_FACTOR):
         spec = training.RunSpec("FedMM", rounds=rounds, local_steps=2, eval_every=2,
                                 backend="graphed")
-        log: dict[str, list[float]] = {}
-
-        class Ctx:
-            def log_round(self, r, log=log, **kw):
-                for k, v in kw.items():
-                    log.setdefault(k, []).append(float(v))
-
+        ctx = round_log()
         training.train(random_da_problem(net, n=24, batch=4), net, "mnist", spec, theta0,
-                       lambda th: float(th.double().sum()), Ctx())
-        curves[rounds] = log
+                       lambda th: float(th.double().sum()), ctx)
+        curves[rounds] = ctx.curves
     short, long = curves[4], curves[4 * EXTENDED_FACTOR]
     assert len(long["round"]) == 10 and long["round"][:2] == short["round"] == [2.0, 4.0]
     assert long["acc"][:2] == short["acc"] and long["acc"][2] != short["acc"][-1]

@@ -126,19 +126,12 @@ def test_round_inputs_are_the_per_step_draws():
                 assert torch.equal(got[f"mask:{k}"][m, i], v)
 
 
-def test_checkpoint_resume_with_graphed_is_exact(tmp_path):
+def test_checkpoint_resume_with_graphed_is_exact(tmp_path, round_log):
     net = MnistNet("CDAN")
     theta0 = net.init(torch.Generator().manual_seed(0))
     spec = training.RunSpec("FedMM", rounds=4, local_steps=2, eval_every=1,
                             checkpoint_every=2, backend="graphed")
-
-    class Ctx:
-        def __init__(self):
-            self.curves = {}
-
-        def log_round(self, r, **kw):
-            for k, v in kw.items():
-                self.curves.setdefault(k, []).append(float(v))
+    Ctx = round_log
 
     def problem():
         return random_da_problem(net, n=24, batch=4)
