@@ -121,7 +121,7 @@ def smoke_banner(rows: Sequence[dict]) -> str:
     return (f"**SMOKE SCALE: these verdicts are not the reproduction.** The verdicts of {which} "
             "come from smoke runs (seconds-long versions with fewer rounds and seeds, "
             "subsampled data) that test the pipeline; only `paper`-scale records (or "
-            "`reduced`, where an experiment declares it) reproduce the papers: "
+            "`reduced` or `extended`, where an experiment declares them) reproduce the papers: "
             "`make paper-figures`.")
 
 
