@@ -420,11 +420,11 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     (same config, data and code) are loaded, not recomputed, unless ``force``; records made
     by other code are stale and their cells are recomputed (counted in ``stale``); cells whose
     earlier record says ``not_run`` are retried, so placing missing data and rerunning fills
-    them in. With ``keep_going`` a cell that raises
-    is recorded as ``failed`` (and retried by the next run) instead of stopping the sweep.
-    The results folder is checked for writability before any compute. ``reading``: the
-    readings run (``all`` (default), ``primary`` or a reading id; see
-    :mod:`repro.engine.readings`); a cell shared by several readings runs once.
+    them in. With ``keep_going`` a cell that raises is recorded as ``failed`` (and retried by
+    the next run) instead of stopping the sweep. The results folder is checked for
+    writability before any compute. ``reading``: the readings run (``all`` (default),
+    ``primary`` or a reading id; see :mod:`repro.engine.readings`); a cell shared by several
+    readings runs once.
     """
     _check_executor(backend, jobs)
     out = Path(out) if out is not None else results_dir()

@@ -92,6 +92,7 @@ class GraphedRound:
         self.duals = torch.empty(n, d, dtype=dt, device=dev) if dual else None
         self.out = torch.empty(n, d, dtype=dt, device=dev)
         self.inputs: dict[str, Tensor] | None = None  # the round's rows and masks, static
+        self._constants: tuple = ()  # the (eta, scale, mu) objects last copied in
         self.call = CapturedCall(self._steps, dev, keep=oracle.round_state())
 
     def _steps(self) -> None:
@@ -121,8 +122,13 @@ class GraphedRound:
                            for k, v in host.items()}
         for k, v in host.items():
             self.inputs[k].copy_(v, non_blocking=True)
-        for buf, value in ((self.theta0, theta0), (self.eta, eta), (self.scale, scale),
-                           (self.mu, mu), (self.duals, duals)):
+        pairs = [(self.theta0, theta0), (self.duals, duals)]
+        if len(self._constants) != 3 or any(
+                a is not b for a, b in zip(self._constants, (eta, scale, mu), strict=True)):
+            # the run's step sizes, multipliers and penalties: copied once, not every round
+            pairs += [(self.eta, eta), (self.scale, scale), (self.mu, mu)]
+            self._constants = (eta, scale, mu)
+        for buf, value in pairs:
             if buf is not None:
                 buf.copy_(value)
         self.call()

@@ -182,3 +182,17 @@ def test_captured_call_runs_eagerly_off_cuda_and_restores_kept_tensors():
     call()
     call()
     assert len(calls) == 2 and torch.equal(box, torch.full((3,), 2.0)) and not call.captured
+
+
+def test_graphed_takes_new_step_sizes_when_the_caller_passes_other_tensors():
+    """The run's constants are copied in once, and again whenever other tensors come."""
+    net = MnistNet("DANN")
+    th = net.init(torch.Generator().manual_seed(0))
+    ones = torch.ones(net.dim)
+    out = {}
+    for backend in ("vectorized", "graphed"):
+        solver = LocalGDA(random_da_problem(net, n=24, batch=4), 2, backend)
+        out[backend] = [solver(th, t, eta * ones, ones, None, None)
+                        for t, eta in enumerate((0.01, 0.01, 0.05))]
+    for a, b in zip(out["vectorized"], out["graphed"], strict=True):
+        assert torch.equal(a, b)
