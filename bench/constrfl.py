@@ -75,7 +75,7 @@ def _client_step() -> list[dict]:
 @benchmark("constrfl.table4_cell", Target("one Table 4 cell: cProx-AL + Algorithm 1",
     "no numeric target (per-table wall-time sample)"))
 def _table4_cell() -> list[dict]:
-    from repro.constrfl.experiments.table4 import solve_cell
+    from repro.constrfl.experiments._lcqp import solve_cell
 
     return [compare_timings(
         "Table 4 cell (n=10, d=300, m=3, trial 0, reference mode): cProx-AL + Algorithm 1",

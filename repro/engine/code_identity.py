@@ -1,16 +1,23 @@
 """The identity of the code an experiment's cells execute: part of every record's key.
 
-``code_hash(exp)`` is the sha256 of the source of
+``code_hash(exp)`` is the sha256 of the source of every ``repro/`` module in the *static import
+closure* of the module that defines the experiment's ``run_cell`` (:func:`import_closure`):
+that module, every ``repro`` module it imports (``import``/``from ... import``, at module level
+or inside a function, relative or absolute; ``if TYPE_CHECKING:`` blocks excluded), and so on.
+A name imported from a package resolves to its submodule where one exists, else to the
+package's ``__init__.py``; a parent package's ``__init__.py`` is not part of a module's closure
+unless something imports from it. The data loaders a cell uses are in the closure because its
+modules import them (``repro/core/data/*.py``). For an experiment defined in a module outside
+``repro/`` (a plugin), that module and the closure of its ``repro`` imports.
 
-- the experiment's own package (``repro/<paper>/``, every module except those that only turn
-  records into output: ``render.py``, ``claims.py``, ``reproduce.py``), or, for an
-  experiment defined in a single module outside a paper package (a plugin), that module;
-- the core computational modules every cell may call and the engine's cell context
-  (:data:`CORE_MODULES`, the data loaders ``repro/core/data/*.py``).
-
-The command line, the runner, the renderers, compare/report/plotting, the claims and the docs
-are not part of it: editing them leaves records current. Any edit of a hashed file, a comment
-included, makes the records stale and costs a rerun; the rerun shows the numbers unchanged.
+So an edit stales exactly the cells whose closure holds the edited module: a comment in a
+relfair algorithm file stales relfair's training cells and not its geometry figures; an edit of
+``repro/core/projections.py`` stales the papers that import it and no other. The renderers,
+claims and ``reproduce`` modules, the command line, the runner, compare/report/plotting and the
+docs are outside every closure (``tests/test_layout.py`` asserts it: a ``run_cell`` module never
+imports them), so editing them leaves records current. Any edit of a module in the closure, a
+comment included, makes the records stale and costs a rerun; the rerun shows the numbers
+unchanged.
 
 Seeds do not depend on the code (:func:`repro.engine.experiment.cell_seed` reads the cell's
 config only), so a rerun after a comment edit gives bitwise-equal numbers.
@@ -18,6 +25,7 @@ config only), so a rerun after a comment edit gives bitwise-equal numbers.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import hashlib
@@ -30,9 +38,11 @@ from pathlib import Path
 from repro.engine.experiment import Experiment
 
 _REPRO = Path(__file__).resolve().parents[1]  # the installed package, for its own sources
-CORE_MODULES = ("core/groundtruth.py", "core/metrics.py", "core/partition.py",
-                "core/projections.py", "core/validation.py", "engine/experiment.py")
+# Modules that only turn records into output: no run_cell closure may hold them (layout test).
 OUTPUT_ONLY = frozenset({"render.py", "claims.py", "reproduce.py"})
+OUTPUT_ENGINE = frozenset({"engine/report.py", "engine/plotting.py", "engine/compare.py",
+                           "engine/runner.py", "engine/overview.py", "engine/kept.py",
+                           "cli.py"})
 SHORT = 12  # hex digits shown in `stale (code ...)`
 
 
@@ -44,21 +54,97 @@ def _module_file(exp: Experiment) -> Path:
     return Path(mod.__file__).resolve()
 
 
-def code_files(exp: Experiment) -> list[Path]:
-    """The source files whose text is ``exp``'s code identity, sorted."""
-    own = _module_file(exp)
-    files = {_REPRO / m for m in CORE_MODULES} | set((_REPRO / "core" / "data").glob("*.py"))
+def _resolve(dotted: str) -> Path | None:
+    """The file of the ``repro`` module ``dotted`` (``repro.a.b``), or None outside ``repro``
+    or when no such module exists.
+    """
+    parts = dotted.split(".")
+    if parts[0] != "repro":
+        return None
+    base = _REPRO.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path.resolve()
+    return None
+
+
+def _module_name(path: Path) -> str | None:
     try:
-        rel = own.relative_to(_REPRO)
+        rel = path.relative_to(_REPRO)
     except ValueError:
-        rel = None
-    if rel is not None and len(rel.parts) > 1 and rel.parts[0] not in ("core", "engine"):
-        package = _REPRO / rel.parts[0]
-        files |= {p for p in package.rglob("*.py")
-                  if p.name not in OUTPUT_ONLY and "__pycache__" not in p.parts}
-    else:
-        files.add(own)
-    return sorted(files)
+        return None
+    parts = ["repro", *rel.with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the import nodes inside ``if TYPE_CHECKING:`` blocks (never executed)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = (test.id if isinstance(test, ast.Name)
+                    else test.attr if isinstance(test, ast.Attribute) else "")
+            if name == "TYPE_CHECKING":
+                for sub in node.body:
+                    skip |= {id(n) for n in ast.walk(sub)}
+    return skip
+
+
+@cache
+def _direct_imports(path: Path) -> frozenset[Path]:
+    """The ``repro`` module files ``path`` imports directly (static, see the module doc)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skip = _type_checking_nodes(tree)
+    name = _module_name(path)
+    package = (name if path.name == "__init__.py" else name.rpartition(".")[0]) if name else ""
+    found: set[Path] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _resolve(alias.name)
+                if target is not None:
+                    found.add(target)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if not package:
+                    continue
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                target = _resolve(f"{base}.{alias.name}") if alias.name != "*" else None
+                target = target or _resolve(base)
+                if target is not None:
+                    found.add(target)
+    found.discard(path)
+    return frozenset(found)
+
+
+def import_closure(path: Path) -> list[Path]:
+    """``path`` and every ``repro`` module reachable from it by static imports, sorted."""
+    path = Path(path).resolve()
+    seen = {path}
+    todo = [path]
+    while todo:
+        for dep in _direct_imports(todo.pop()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return sorted(seen)
+
+
+def code_files(exp: Experiment) -> list[Path]:
+    """The source files whose text is ``exp``'s code identity: the static import closure of
+    its ``run_cell`` module (:func:`import_closure`), sorted.
+    """
+    return import_closure(_module_file(exp))
 
 
 def _label(path: Path) -> str:
@@ -86,6 +172,7 @@ def code_hash(exp: Experiment) -> str:
 def clear_cache() -> None:
     """Forget computed hashes and the commit (after editing a source file in this process)."""
     _hash_of.cache_clear()
+    _direct_imports.cache_clear()
     git_commit.cache_clear()
 
 

@@ -103,7 +103,7 @@ def test_seeds_do_not_depend_on_the_code(codeid):
                                                    for i in range(3)]
 
 
-def test_code_hash_covers_the_paper_package_not_its_renderer():
+def test_code_hash_covers_the_cells_import_closure_not_its_renderer():
     from repro.engine.code_identity import code_files
 
     exps = registry.load_all()

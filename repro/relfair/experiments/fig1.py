@@ -5,31 +5,14 @@ specs/relfair.md §7).
 
 from __future__ import annotations
 
-from repro.engine.experiment import CellResult, Claim, Experiment, RunContext
+from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.relfair.experiments import claims
 from repro.relfair.experiments._cells import PAPER
+from repro.relfair.experiments._figcells import fig1_cell, fig1_cells
 from repro.relfair.experiments.render import fig1_render
 
 __all__ = ["fig1_cell", "fig1_cells"]
-
-
-def fig1_cells(scale: str) -> list[dict]:
-    """One cell: the grid step of the search before Nelder-Mead."""
-    return [{"grid_step": 1e-2 if scale == "smoke" else 1e-3}]
-
-
-def fig1_cell(config: dict, ctx: RunContext) -> CellResult:
-    from repro.relfair.geometry import fig1_centers
-
-    res = fig1_centers(config["grid_step"])
-    metrics, curves = {}, {}
-    for kind, r in res.items():
-        metrics[f"{kind}_center_x"], metrics[f"{kind}_center_y"] = map(float, r["center"])
-        metrics[f"{kind}_value"] = r["value"]
-        metrics[f"{kind}_sum"] = r["sum"]
-        curves[f"{kind}_distances"] = r["distances"].tolist()
-    return CellResult(metrics=metrics, curves=curves)
 
 
 register(Experiment(

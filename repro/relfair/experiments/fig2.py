@@ -4,24 +4,14 @@ Lambda_phi(Delta_0.5^2, Delta_0.5^2) for n = 3 (hexagons) and their generating v
 
 from __future__ import annotations
 
-from repro.engine.experiment import CellResult, Claim, Experiment, RunContext
+from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.relfair.experiments import claims
 from repro.relfair.experiments._cells import PAPER
+from repro.relfair.experiments._figcells import fig2_cell
 from repro.relfair.experiments.render import fig2_render
 
 __all__ = ["fig2_cell"]
-
-
-def fig2_cell(config: dict, ctx: RunContext) -> CellResult:
-    """The largest and smallest entry of the generating vector w for each phi."""
-    from repro.relfair.problem import RelativeAmbiguitySet
-
-    metrics = {}
-    for phi in config["phis"]:
-        amb = RelativeAmbiguitySet(3, 0.5, 0.5, phi)
-        metrics[f"w_max_phi{phi}"], metrics[f"w_min_phi{phi}"] = amb.w[0], amb.w[-1]
-    return CellResult(metrics=metrics)
 
 
 register(Experiment(

@@ -5,35 +5,14 @@ grid search, and the continuous box-constrained optimum by multi-start SLSQP
 
 from __future__ import annotations
 
-from repro.engine.experiment import CellResult, Claim, Experiment, RunContext
+from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.relfair.experiments import claims
 from repro.relfair.experiments._cells import PAPER
+from repro.relfair.experiments._figcells import fig3_cell, fig3_cells
 from repro.relfair.experiments.render import fig3_render
 
 __all__ = ["fig3_cell", "fig3_cells"]
-
-
-def fig3_cells(scale: str) -> list[dict]:
-    """One cell: the grid steps of theta_1 and theta_2, theta_3, and the SLSQP starts."""
-    steps = (0.1, 0.01) if scale == "smoke" else (0.01, 0.001)
-    return [{"theta1_step": steps[0], "theta23_step": steps[1],
-             "slsqp_starts": 3 if scale == "smoke" else 40}]
-
-
-def fig3_cell(config: dict, ctx: RunContext) -> CellResult:
-    from repro.relfair.penguins import PHIS, continuous_optimum, grid_search, penguin_clients
-
-    clients = penguin_clients()
-    res = grid_search(clients, PHIS, config["theta1_step"], config["theta23_step"])
-    cont = continuous_optimum(clients, PHIS, config["slsqp_starts"], ctx.rng("starts"))
-    metrics = {f"R_continuous_phi{phi}": r["R"] for phi, r in cont.items()}
-    for phi, r in res.items():
-        metrics[f"R_phi{phi}"] = r["R"]
-        for j in range(3):
-            metrics[f"theta{j + 1}_phi{phi}"] = float(r["theta"][j])
-            metrics[f"f{j + 1}_phi{phi}"] = float(r["losses"][j])
-    return CellResult(metrics=metrics)
 
 
 register(Experiment(

@@ -1,0 +1,95 @@
+"""The cells of Table 4: the linear-equality-constrained QP (86), App. E.2
+(specs/constrfl.md §4.3); the table's experiment is :mod:`repro.constrfl.experiments.table4`.
+
+Apart from it so that a cell's code identity (its static import closure,
+:mod:`repro.engine.code_identity`) holds the computation and not the renderers.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.methods import build
+from repro.constrfl.optimality import kkt_residuals
+from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
+from repro.core.metrics import constraint_feasibility
+from repro.engine.experiment import CellResult, RunContext
+
+__all__ = ["GRID", "HYPER", "NS", "cells", "config_for", "instance", "lcqp_objective",
+           "lcqp_violation", "run_cell", "solve_cell"]
+
+GRID = ((100, 1), (300, 3), (500, 5))
+NS = (1, 5, 10)
+HYPER = dict(beta=10.0, s_bar=0.1, rho=1.0, eps1=1e-3, eps2=1e-3, q=0.9,
+             k_max=10_001, t_max=10_001, cprox_k_max=10_001)
+
+
+def config_for(mode: str) -> ProxALConfig:
+    # Exact subproblem solves reach residual 0, so cProx-AL runs with tau_k = 0 in its stop
+    # test in both modes (Algorithm 3 takes {tau_k} as an input; specs/constrfl.md §3, D14).
+    flags = reference_flags("lcqp") if mode == "reference" else {"cprox_tau_in_stop": False}
+    return ProxALConfig(**HYPER, **flags)
+
+
+@lru_cache(maxsize=4)
+def instance(d: int, n: int, m: int):
+    return lcqp_reference(d, n, m)
+
+
+def cells(scale: str) -> list[dict]:
+    if scale == "smoke":
+        grid, ns, trials = ((100, 1),), (1, 5), range(3)
+    else:
+        grid, ns, trials = GRID, NS, range(10)
+    return [{"n": n, "d": d, "m": m, "trial": t, "mode": mode}
+            for (d, m) in grid for n in ns for t in trials for mode in ("reference", "paper")]
+
+
+def lcqp_objective(problem, w) -> float:
+    """``F(w) = sum_{i>=1} ½wᵀA_iw + b_iᵀw`` (a sum over clients, specs/constrfl.md §5)."""
+    return problem.objective(w)
+
+
+def lcqp_violation(problem, w) -> float:
+    """``max_{0<=i<=n} ||C_i w + d_i||_inf`` (server included, specs/constrfl.md §5)."""
+    return constraint_feasibility(np.concatenate(problem.constraints(w)), kind="eq")
+
+
+def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "vectorized"):
+    problem = instance(d, n, m)
+    cfg = config_for(mode)
+    w0 = unit_sphere_w0(d, trial)
+    t0 = time.perf_counter()
+    cprox = build("cProx-AL", problem, cfg, w0)
+    cs = cprox.run()
+    t1 = time.perf_counter()
+    # D12: the reference driver hands cProx-AL's (in-place updated) multipliers to Algorithm 1.
+    kw = dict(mu0=cs.mu0, mus=cs.mus) if cfg.mu0_from_cprox else {}
+    alg = build("Algorithm 1", problem, cfg, w0, backend=backend, **kw)
+    st = alg.run()
+    t2 = time.perf_counter()
+    return problem, cs, st, (t1 - t0, t2 - t1)
+
+
+def run_cell(config: dict, ctx: RunContext) -> CellResult:
+    problem, cs, st, (tc, ta) = solve_cell(config["n"], config["d"], config["m"],
+                                           config["trial"], config["mode"])
+    for k, (r, ok) in enumerate(zip(st.admm_rounds, st.admm_certified, strict=True)):
+        ctx.log_round(k, admm_rounds=r, admm_certified=float(ok))
+    fa, fc = lcqp_objective(problem, st.w), lcqp_objective(problem, cs.w)
+    s1, s2 = kkt_residuals(problem, st.w, st.mu0, st.mus)
+    return CellResult(metrics={
+        "alg1_objective": fa, "cprox_objective": fc,
+        "relative_difference": abs(fc - fa) / abs(fc),
+        "alg1_feasibility": lcqp_violation(problem, st.w),
+        "cprox_feasibility": lcqp_violation(problem, cs.w),
+        "alg1_outer": st.k, "cprox_outer": cs.k, "alg1_stopped": float(st.stopped),
+        "cprox_stopped": float(cs.stopped), "admm_rounds": float(sum(st.admm_rounds)),
+        "admm_all_certified": float(all(st.admm_certified)),
+        "alg1_kkt_stationarity": s1, "alg1_kkt_feasibility": s2,
+        "floats_up": st.floats_up, "floats_down": st.floats_down},
+        timings={"seconds_cprox": tc, "seconds_alg1": ta})
