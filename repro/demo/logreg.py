@@ -1,8 +1,6 @@
-"""The demo's model and cells: centralized L2-regularised logistic regression on LIBSVM a8a,
-trained with L-BFGS (the experiment is :mod:`repro.demo.experiments`).
-
-Apart from the experiment module so that a cell's code identity (its static import closure,
-:mod:`repro.engine.code_identity`) holds the computation and not the renderer.
+"""The demo's model: centralized L2-regularised logistic regression on LIBSVM a8a, trained with
+L-BFGS (the experiment is :mod:`repro.demo.experiments`, its cells
+:mod:`repro.demo.experiments._cells`).
 """
 
 from __future__ import annotations
@@ -14,10 +12,8 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from repro.core.validation import check_range
-from repro.engine.experiment import CellResult, RunContext
 
-__all__ = ["MAJORITY_TEST_ACCURACY", "LogRegConfig", "cells", "fit", "logistic_loss_grad",
-           "predict", "run_cell"]
+__all__ = ["MAJORITY_TEST_ACCURACY", "LogRegConfig", "fit", "logistic_loss_grad", "predict"]
 
 # a8a.t class counts (shared/data/MANIFEST.md): always predicting -1 scores 7,530 / 9,865.
 MAJORITY_TEST_ACCURACY = 7530 / 9865
@@ -53,8 +49,10 @@ def logistic_loss_grad(w: np.ndarray, X: np.ndarray, y: np.ndarray,
 
 
 def fit(X: np.ndarray, y: np.ndarray, cfg: LogRegConfig, w0: np.ndarray,
-        ctx: RunContext | None = None):
-    """L-BFGS (scipy) from ``w0``; each iteration's loss goes to ``ctx.log_round``."""
+        ctx=None):
+    """L-BFGS (scipy) from ``w0``; each iteration's loss goes to ``ctx.log_round`` (``ctx``: a
+    :class:`repro.engine.experiment.RunContext`, or None).
+    """
     it = [0]
 
     def callback(intermediate_result):
@@ -69,31 +67,3 @@ def fit(X: np.ndarray, y: np.ndarray, cfg: LogRegConfig, w0: np.ndarray,
 
 def predict(w: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.where(X @ w[:-1] + w[-1] >= 0, 1.0, -1.0)
-
-
-def run_cell(config: dict, ctx: RunContext) -> CellResult:
-    from repro.core.data.libsvm import load_a8a
-
-    cfg = LogRegConfig(**{k: v for k, v in config.items() if k != "seed"})
-    train, test = load_a8a("train"), load_a8a("test")
-    X, y = train.X, train.y
-    if cfg.train_subsample is not None:
-        idx = ctx.rng("subsample").choice(len(y), size=cfg.train_subsample, replace=False)
-        X, y = X[np.sort(idx)], y[np.sort(idx)]
-    w0 = ctx.rng("init").normal(scale=0.01, size=X.shape[1] + 1)
-    res = fit(X, y, cfg, w0, ctx)
-    _, grad = logistic_loss_grad(res.x, X, y, cfg.l2)
-    return CellResult(metrics={
-        "test_accuracy": float(np.mean(predict(res.x, test.X) == test.y)),
-        "train_accuracy": float(np.mean(predict(res.x, X) == y)),
-        "final_loss": float(res.fun),
-        "grad_norm": float(np.linalg.norm(grad)),
-        "iterations": float(res.nit),
-    })
-
-
-def cells(scale: str) -> list[dict]:
-    if scale == "smoke":
-        return [{"seed": s, "l2": 1e-4, "max_iter": 40, "train_subsample": 4000}
-                for s in range(3)]
-    return [{"seed": s, "l2": 1e-4, "max_iter": 500} for s in range(3)]

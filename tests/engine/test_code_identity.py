@@ -14,9 +14,9 @@ import pytest
 
 from repro.engine import code_identity, registry
 from repro.engine.code_identity import (
+    _REPRO,
     OUTPUT_ENGINE,
     OUTPUT_ONLY,
-    _REPRO,
     code_files,
     code_hash,
     import_closure,
@@ -25,7 +25,9 @@ from repro.engine.code_identity import (
 
 @pytest.fixture(scope="module")
 def exps():
-    return registry.load_all()
+    """The package's experiments (plugins other tests register are left out)."""
+    return {name: exp for name, exp in registry.load_all().items()
+            if exp.run_cell.__module__.startswith("repro.")}
 
 
 def _hashes(exps) -> dict[str, str]:
@@ -78,7 +80,8 @@ def test_output_only_edits_stale_nothing(monkeypatch, exps, rel):
 
 def test_no_run_cell_closure_holds_an_output_module(exps):
     """The layout rule the per-cell identity rests on: a run_cell module never imports (even
-    indirectly) a renderer, claims, reproduce or the engine's output modules."""
+    indirectly) a renderer, claims, reproduce or the engine's output modules.
+    """
     for name, exp in exps.items():
         rel = [p.relative_to(_REPRO).as_posix() for p in code_files(exp)]
         bad = [r for r in rel if r.split("/")[-1] in OUTPUT_ONLY or r in OUTPUT_ENGINE]
@@ -87,7 +90,8 @@ def test_no_run_cell_closure_holds_an_output_module(exps):
 
 def test_the_closure_follows_relative_lazy_and_package_imports(tmp_path):
     """Relative imports, a function-level import and ``from pkg import submodule`` are followed;
-    ``if TYPE_CHECKING:`` imports are not."""
+    ``if TYPE_CHECKING:`` imports are not.
+    """
     mod = _REPRO / "relfair" / "experiments" / "_figcells.py"
     closure = {p.relative_to(_REPRO).as_posix() for p in import_closure(mod)}
     # _figcells imports geometry, problem and penguins inside its functions

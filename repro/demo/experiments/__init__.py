@@ -14,14 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.demo.experiments._cells import cells, run_cell
 from repro.demo.logreg import (  # noqa: F401  (re-exported for the library and tests)
     MAJORITY_TEST_ACCURACY,
     LogRegConfig,
-    cells,
     fit,
     logistic_loss_grad,
     predict,
-    run_cell,
 )
 from repro.engine.experiment import Claim, Experiment
 from repro.engine.plotting import figure, save_figure
