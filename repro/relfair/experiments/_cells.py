@@ -67,6 +67,13 @@ READINGS = (
 
 # =========================================================================== cells
 
+# Table 1, Fig. 4 and the server-step ablation plan some identical training runs (Fig. 4's cells
+# are Table 1's MNIST seed-0 cells): a run's numbers depend on its config only (its streams come
+# from ``shared_context`` of the config, never from the experiment or the cell seed), so a sweep
+# computes a shared run once (Experiment.shared_cells, issue #33).
+SHARED_CELLS = "relfair.training"
+
+
 def table1_cells(scale: str) -> list[dict]:
     """Task x method x seed at ``scale`` (specs/relfair.md §3.0, §10)."""
     s = SCALES[scale]

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from repro.engine.experiment import Experiment
 from repro.engine.registry import register
-from repro.relfair.experiments._cells import MNIST_DATA, PAPER, table1_cells, training_cell
+from repro.relfair.experiments._cells import (
+    MNIST_DATA,
+    PAPER,
+    SHARED_CELLS,
+    table1_cells,
+    training_cell,
+)
 from repro.relfair.experiments.render import ablation_render
 
 __all__ = ["ABLATION_METHODS", "ABLATION_TAUS", "ablation_cells"]
@@ -31,4 +37,5 @@ register(Experiment(
     title="Ablation (not in the paper): server step tau of the Scaffold-type methods",
     paper=PAPER, cells=ablation_cells, run_cell=training_cell, render=ablation_render,
     scales=("smoke", "paper"), cost={"smoke": "15 s", "paper": "15 min"}, data=MNIST_DATA,
+    shared_cells=SHARED_CELLS,
 ))

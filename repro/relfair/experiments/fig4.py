@@ -14,6 +14,7 @@ from repro.relfair.experiments._cells import (
     MNIST_DATA,
     PAPER,
     READINGS,
+    SHARED_CELLS,
     table1_cells,
     training_cell,
 )
@@ -33,6 +34,7 @@ register(Experiment(
     paper=PAPER, cells=fig4_cells, run_cell=training_cell, render=fig4_render,
     scales=("smoke", "paper"), cost={"smoke": "20 s", "paper": "7 min"}, data=MNIST_DATA,
     readings=READINGS,
+    shared_cells=SHARED_CELLS,
     claims=(Claim("Scaffold's curve lies far below Scaff-PD-IA's near x = 0 and above it near "
                   "x = 1 (both halves of §7's sentence)", "§7, Fig. 4", claims.fig4_lorenz,
                   deviation=CLAIMS_NOTE),

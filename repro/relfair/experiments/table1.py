@@ -17,6 +17,7 @@ from repro.relfair.experiments._cells import (
     MNIST_DATA,
     PAPER,
     READINGS,
+    SHARED_CELLS,
     table1_cells,
     training_cell,
 )
@@ -37,6 +38,7 @@ TABLE1 = register(Experiment(
                    "the MNIST split's work ratio is 2.0)"},
     data=MNIST_DATA, reported=("relfair_table1",), reproduce=table1_reproduce,
     readings=READINGS,
+    shared_cells=SHARED_CELLS,
     claims=(
         Claim("Scaff-PD-IA has the lowest R_AB on MNIST", "§7, Table 1", claims.lowest("R_AB"),
               deviation=CLAIMS_NOTE),
