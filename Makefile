@@ -9,7 +9,7 @@ JOBS ?= 2
 EXTRAS ?= dev,dist
 THEORY_SIZE ?= $(if $(filter smoke,$(SCALE)),small,default)
 
-.PHONY: setup test lint theory paper-figures figures compare data bench clean gpu-carry
+.PHONY: setup test lint theory paper-figures figures compare data bench clean gpu-carry verify
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,11 +47,17 @@ compare: $(STAMP)
 data: $(STAMP)
 	$(VENV)/bin/repro data verify
 
+# recompute 20 random committed cells (figures/cells/*.csv) among those whose recorded wall time
+# is at most 30 s: at most 10 min; equal / different (both numbers) / stale code per cell
+verify: $(STAMP)
+	$(VENV)/bin/repro verify --sample 20 --max-seconds 30
+
 bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
 	rm -rf results .pytest_cache .ruff_cache
+	rm -rf figures/cells
 	find figures -maxdepth 1 -type f ! -name README.md \( -name '*.md' -o -name '*.csv' \
 	  -o -name '*.png' -o -name '*.pdf' -o -name '*.tex' -o -name '*.json' \) -delete
 	find . -name __pycache__ -prune -exec rm -rf {} +

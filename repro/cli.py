@@ -56,6 +56,7 @@ examples:
   repro compare --scale smoke                 comparison.md, claims.md, REPORT.md
   repro theory --size small                   the theory checks (theory.md)
   repro data verify                           sha256 of every data file
+  repro verify --sample 20                    recompute 20 committed cells, equal or not
 
 results: figures/REPORT.md (start here), comparison.md, claims.md, theory.md, bench.md
 (`make bench`). Records: --results, $FEDREPRO_RESULTS, the checkout's results/ when run inside
@@ -77,6 +78,8 @@ SUBCOMMAND_EXAMPLES = {
     "data": ["repro data verify", "repro data fetch adult"],
     "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
     "where": ["repro where", "repro where --results /scratch/results"],
+    "verify": ["repro verify --sample 20", "repro verify 'relfair.*' --sample 5",
+               "repro verify --sample 10 --max-seconds 60 --out figures/smoke"],
 }
 
 
@@ -149,6 +152,19 @@ def build_parser() -> argparse.ArgumentParser:
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
+
+    p = _command(sub, "verify", help="recompute a random sample of the committed cells "
+                                      "(figures/cells/*.csv) and say, per cell, equal, "
+                                      "different (both numbers) or stale code")
+    p.add_argument("name", nargs="?", default="*",
+                   help="experiment name or glob (default: every experiment with a ledger)")
+    p.add_argument("--sample", type=int, default=20, metavar="N",
+                   help="how many cells to recompute (default 20; 0: every cell)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    p.add_argument("--max-seconds", type=float, default=float("inf"), metavar="S",
+                   help="draw only cells whose recorded wall time is at most S seconds")
+    p.add_argument("--out", type=Path, default=None,
+                   help="the figures folder whose cells/ ledger is checked (default: figures/)")
 
     p = _command(sub, "data", help="verify or fetch the raw data files")
     p.add_argument("action", choices=("verify", "fetch"),
@@ -315,9 +331,22 @@ def _alternative_readings(args, exps, records):
     return out
 
 
+def _every_reading(exp, scale, results, primary):
+    """The records of every reading of ``exp`` (each cell once): the ledger's rows."""
+    from repro.engine.runner import collect
+
+    recs = {r.key: r for r in primary}
+    for reading in exp.select_readings("all"):
+        if not reading.primary:
+            recs.update((r.key, r) for r in collect(exp, scale, results, reading=reading)
+                        if r.key not in recs)
+    return list(recs.values())
+
+
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
     from repro.engine.runner import auto_scale, collect
+    from repro.engine.verify import write_ledger
 
     out = paths.figures_dir(args.out)
     for exp in _select(args.name):
@@ -337,6 +366,8 @@ def cmd_figures(args) -> int:
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
         with rendering_stale(note):
             written = exp.render(recs, out, scale)
+        ledger = write_ledger(exp, scale, _every_reading(exp, scale, args.results, recs), out)
+        written += [ledger] if ledger is not None else []
         marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
         print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in written) + marked)
     return 0
@@ -383,6 +414,28 @@ def cmd_compare(args) -> int:
         print(smoke_banner(rows).replace("**", "").replace("`", ""))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def cmd_verify(args) -> int:
+    from repro.engine.registry import load_all
+    from repro.engine.verify import EQUAL, read_ledger, sample_rows, verify
+
+    figures = paths.figures_dir(args.out)
+    rows = read_ledger(figures, args.name)
+    if not rows:
+        print(f"no ledger rows for {args.name!r} under {figures / 'cells'} (written by "
+              "`repro figures`)", file=sys.stderr)
+        return 2
+    chosen = sample_rows(rows, args.sample if args.sample > 0 else len(rows), args.seed,
+                         args.max_seconds)
+    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'})",
+          flush=True)
+    outcomes = verify(chosen, load_all(), echo=lambda o: print(o.line(), flush=True))
+    counts = {}
+    for o in outcomes:
+        counts[o.verdict] = counts.get(o.verdict, 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    return 0 if counts.get(EQUAL, 0) == len(outcomes) else 1
 
 
 def cmd_data(args) -> int:
@@ -438,7 +491,8 @@ def cmd_where(args) -> int:
 
 
 COMMANDS = {"list": cmd_list, "run": cmd_run, "figures": cmd_figures, "compare": cmd_compare,
-            "data": cmd_data, "theory": cmd_theory, "where": cmd_where}
+            "data": cmd_data, "theory": cmd_theory, "where": cmd_where,
+            "verify": cmd_verify}
 
 
 def _theory_argv(argv: list[str]) -> list[str] | None:

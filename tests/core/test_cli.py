@@ -11,7 +11,7 @@ import pytest
 
 from repro.cli import _theory_argv, build_parser, main
 
-SUBCOMMANDS = ["list", "run", "figures", "compare", "data", "theory", "where"]
+SUBCOMMANDS = ["list", "run", "figures", "compare", "data", "theory", "where", "verify"]
 
 
 @pytest.mark.parametrize("cmd", [[], *[[c] for c in SUBCOMMANDS]])
