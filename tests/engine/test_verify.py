@@ -18,7 +18,7 @@ from repro.engine.verify import DIFFERENT, EQUAL, STALE, read_ledger, sample_row
 
 @pytest.fixture
 def ledger(isolated):
-    """relfair Figs. 1 and 2 at smoke scale (about a second each), rendered with a ledger."""
+    """The relfair Figs. 1 and 2 at smoke scale (about a second each), rendered with a ledger."""
     for name in ("relfair.fig1", "relfair.fig2"):
         assert main(["run", name, "--scale", "smoke", "--no-progress"]) == 0
         assert main(["figures", name, "--scale", "smoke"]) == 0
