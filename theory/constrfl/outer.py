@@ -28,7 +28,7 @@ from repro.constrfl.groundtruth import GroundTruth, solve_problem
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.optimality import kkt_residuals
 from repro.constrfl.proxal import FedProxAL
-from theory.constrfl.resolvent import stack_mu
+from theory.constrfl.resolvent import resolvent, stack_mu
 from theory.constrfl.schedule import outer_floor, stop_test_11, tau
 from theory.registry import register
 from theory.result import CheckResult
@@ -56,7 +56,7 @@ def _run(problem, w_star, mu_star, w0, eps, mu_start=None) -> dict:
     pre, dist_w, dist_mu = [], [], []
     mu_0 = np.concatenate([alg.state.mu0.ravel(), alg.state.mus[0].ravel()])
     joint = [float(np.linalg.norm(np.concatenate([alg.state.w - w_star, mu_0 - mu_star])))]
-    taus, pkg_taus, stop_theory = [], [], None
+    taus, pkg_taus, stop_theory, step_ratio = [], [], None, []
     mu_prev = mu_0
     while not alg.state.stopped and alg.state.k < cfg.k_max:
         k = alg.state.k
@@ -72,12 +72,17 @@ def _run(problem, w_star, mu_star, w0, eps, mu_start=None) -> dict:
         mu = np.concatenate([alg.state.mu0.ravel(), alg.state.mus[0].ravel()])
         if stop_theory is None and stop_test_11(w, w_prev, mu, mu_prev, BETA, tau_k, eps, eps):
             stop_theory = k + 1                        # (11) evaluated here on the iterates
-        mu_prev = mu
+        mu_prev_k, mu_prev = mu_prev, mu
         dist_w.append(float(np.linalg.norm(w - w_star)))
         dist_mu.append(float(np.linalg.norm(mu - mu_star)))
         joint.append(float(np.linalg.norm(np.concatenate([w - w_star, mu - mu_star]))))
         taus.append(tau_k)
-        pkg_taus.append(cfg.tau(k))
+        pkg_taus.append(float(alg.last_admm.tau))     # the tau Algorithm 2 was handed
+        # the induction step of (43) (Lemma A.1 + firm non-expansiveness of J):
+        # ||z^{k+1} - J z^k|| <= beta sqrt(d) tau_k, J computed here (theory.constrfl.resolvent)
+        wJ, muJ, _ = resolvent(problem, BETA, w_prev, mu_prev_k, w_start=w)
+        step_dist = float(np.linalg.norm(np.concatenate([wJ - w, muJ - mu])))
+        step_ratio.append(step_dist / (BETA * np.sqrt(problem.d) * tau_k))
     # (43): ||z^k - z*|| <= r_0 + beta sqrt(d) sum_{j<k} tau_j, k = 0, 1, ...
     bound43 = r0 + BETA * np.sqrt(problem.d) * np.concatenate([[0.0], np.cumsum(taus)])
     st = alg.state
@@ -98,6 +103,7 @@ def _run(problem, w_star, mu_star, w0, eps, mu_start=None) -> dict:
             "k_above_r0": int(np.sum(joint_a[1:] > r0)), "k_count": len(joint) - 1,
             "w_error": float(np.linalg.norm(st.w - w_star)),
             "K_stop_test_11": stop_theory, "K_floor": outer_floor(S_BAR, eps),
+            "step_ratio_max": float(max(step_ratio)),
             "schedule_rel_error": float(np.max(np.abs(
                 np.array(pkg_taus) / np.array(taus) - 1.0)))}
 
@@ -135,8 +141,9 @@ def check_output(seed: int, size: str) -> CheckResult:
     ``1 - ||grad ell_k(w^{k+1})||_inf / tau_k`` for (10) with ``tau_k`` of Algorithm 1 line 2
     computed in ``theory.constrfl.schedule``, ``0.5 - |K - K_(11)|`` where ``K_(11)`` is the
     first k at which stop test (11), evaluated here on the package's iterates with that
-    ``tau_k``, holds (an integer identity), and -1 for a run that did not stop. Non-trivial:
-    a run whose terminal residual is at least 1e-2 eps.
+    ``tau_k``, holds (an integer identity), -1 for a run that did not stop, and the tau
+    Algorithm 2 was handed equal to ``tau_k`` (relative, 1e-12; margin ``1 - error/1e-12``).
+    Non-trivial: a run whose terminal residual is at least 1e-2 eps.
     """
     s = sweep(seed, size)
     runs = s["runs"]
@@ -145,7 +152,8 @@ def check_output(seed: int, size: str) -> CheckResult:
         k11 = r["K_stop_test_11"]
         stop_m = 0.5 - abs(r["K"] - k11) if k11 is not None else -1.0
         margins += [1 - r["stationarity"] / r["eps"], 1 - r["feasibility"] / r["eps"],
-                    r["precondition_margin"], stop_m if r["stopped"] else -1.0]
+                    r["precondition_margin"], stop_m if r["stopped"] else -1.0,
+                    1 - r["schedule_rel_error"] / 1e-12]
     ratios = [max(r["stationarity"], r["feasibility"]) / r["eps"] for r in runs]
     nontrivial = float(np.mean([x >= 1e-2 for x in ratios]))
     margin = min(*margins, _share_fail(nontrivial))
@@ -183,17 +191,19 @@ def check_bounded(seed: int, size: str) -> CheckResult:
     worst = max(r["max_joint_dist_k_ge_1"] for r in s["runs"])
     m43 = min(r["eq43_relative_margin"] for r in runs)
     m0 = min(1e-9 * (1 + r["r0"]) - r["joint_dist_0_error"] for r in runs)
+    m_step = min(1 - r["step_ratio_max"] for r in runs)
     m47 = min((r["r0"] + 2 * np.sqrt(s["d"]) * S_BAR * BETA - r["max_joint_dist_k_ge_1"])
               / (2 * np.sqrt(s["d"]) * S_BAR * BETA) for r in runs)
     above = sum(r["k_above_r0"] for r in runs)
     total = sum(r["k_count"] for r in runs)
     share = above / max(total, 1)
-    margin = min(m43, m0 / 1e-9, m47, _share_fail(share))
+    margin = min(m43, m0 / 1e-9, m47, m_step, _share_fail(share))
     close = max(runs, key=lambda r: r["eq43_tightest_ratio"])
     return CheckResult(
         name="constrfl.lemma31_bounded_iterates", claim="||(w^k, mu^k) - (w*, mu*)|| <= r_0 + "
         "beta sqrt(d) sum_{j<k} tau_j (43) for all k >= 0, hence <= r_0 + 2 sqrt(d) s_bar beta "
-        f"(47). Non-trivial (distance > r_0): {above}/{total} iterates; tightest "
+        f"(47); induction step ||z^(k+1) - Jz^k|| <= beta sqrt(d) tau_k (tightest ratio "
+        f"{1 - m_step:.3g}). Non-trivial (distance > r_0): {above}/{total} iterates; tightest "
         f"(distance - r_0) / sum term = {close['eq43_tightest_ratio']:.3g}",
         paper="003 constrfl", equation="Lemma 3.1, (15), (43), (47)",
         instances=total, worst_margin=float(margin),
@@ -207,6 +217,7 @@ def check_bounded(seed: int, size: str) -> CheckResult:
         details={"r0": s["r0"], "bound_sqrt_d": bound_d, "printed_bound_sqrt_n": bound_n,
                  "printed_form_margin": bound_n - worst, "worst_distance": worst,
                  "eq43_relative_margin": m43, "k0_identity_margin": m0, "eq47_margin": m47,
+                 "induction_step_margin": m_step,
                  "nontrivial_share": share, "runs": runs,
                  "max_component_distance": max(max(r["max_dist_w"], r["max_dist_mu"])
                                                for r in s["runs"])})
@@ -231,7 +242,7 @@ def check_complexity(seed: int, size: str) -> CheckResult:
         k11 = r["K_stop_test_11"]
         margins += [(k_bound - r["K"]) / k_bound, (r["K"] - floor) / floor,
                     0.5 - abs(r["K"] - k11) if k11 is not None else -1.0,
-                    np.inf if r["stopped"] else -1.0]
+                    np.inf if r["stopped"] else -1.0, 1 - r["schedule_rel_error"] / 1e-12]
         rows.append({"eps": r["eps"], "K": r["K"], "K_stop_test_11": k11, "bound": k_bound,
                      "floor": floor, "inner_rounds": r["inner_rounds"]})
     x = np.log(1 / np.array([r["eps"] for r in runs]))

@@ -18,7 +18,7 @@ from collections import Counter
 import cvxpy as cp
 import numpy as np
 
-from repro.core.metrics import relative_fairness_ratio
+from repro.core import metrics
 from repro.relfair.instances import CLARABEL_TIGHT, Quadratics, exact_saddle, make_quadratics
 from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
@@ -47,7 +47,7 @@ def check(seed: int, size: str) -> CheckResult:
             statuses[sol["status"]] += 1
             gaps.append(sol["gap"])
             margins.append(TOL_GAP - abs(sol["gap"]))
-            Rs.append(relative_fairness_ratio(prob.losses(sol["theta"]), 0.2))
+            Rs.append(metrics.relative_fairness_ratio(prob.losses(sol["theta"]), 0.2))
         diffs = -np.diff(Rs)
         margins += list(diffs + TOL_R)           # Thm 1 (non-increase)
         decrements.append(float(diffs.min()))
@@ -58,7 +58,7 @@ def check(seed: int, size: str) -> CheckResult:
     same = Quadratics(np.repeat(base.Q, n, 0), np.repeat(base.c, n, 0), np.repeat(base.e, n))
     sol = exact_saddle(same, RelativeAmbiguitySet(n, 0.2, 0.2, 0.2))
     statuses[sol["status"]] += 1
-    r_same = relative_fairness_ratio(same.losses(sol["theta"]), 0.2)
+    r_same = metrics.relative_fairness_ratio(same.losses(sol["theta"]), 0.2)
     margins.append(1e-12 - abs(r_same - 1.0))
     worst = float(min(margins))
     return CheckResult(

@@ -22,7 +22,7 @@ from collections import Counter
 import cvxpy as cp
 import numpy as np
 
-from repro.core.projections import permutohedron_projection
+from repro.core import projections
 from repro.relfair.instances import CLARABEL, cvxpy_dual_step
 from repro.relfair.problem import RelativeAmbiguitySet
 from theory.registry import register
@@ -72,7 +72,7 @@ def check(seed: int, size: str) -> CheckResult:
     errs = {"objective": 0.0, "argmin": 0.0, "certificate": 0.0}
     insts = _instances(rng, 12 if size == "small" else 60)
     for amb, z in insts:
-        x = permutohedron_projection(z, amb.w)
+        x = projections.permutohedron_projection(z, amb.w)
         cert = max(permutohedron_certificate(x, z, amb.w).values())
         ref, status, val = cvxpy_dual_step(z, amb)
         statuses[status] += 1
