@@ -190,6 +190,9 @@ PLANTS = {
         "multiplier update with 2 beta": lambda mp: _wrap(
             mp, proxal, "multiplier_update",
             lambda f: lambda block, mu, W, beta: f(block, mu, W, 2 * beta)),
+        "multiplier update with beta/2": lambda mp: _wrap(
+            mp, proxal, "multiplier_update",
+            lambda f: lambda block, mu, W, beta: f(block, mu, W, 0.5 * beta)),
     },
 }
 
