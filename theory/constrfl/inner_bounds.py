@@ -3,11 +3,13 @@ inner-round bound (83)-(84) (specs/constrfl.md §8.2 and §8.5), on QP-ball (d =
 
 Lemma 4.2 / (74) — one subproblem (12), as in ``constrfl.theorem41_42_admm_linear_rate``:
 ``w^k ~ N(0, I)``, ``mu^k = mu* + 0.5``, beta = 2, ``w~* = argmin ell_k`` (Newton to 1e-14).
-Algorithm 2 runs with the paper's stop test (23) ``eps_{t+1} + sum_i epst_i <= tau`` (server term
-q^t, tau = 1e-8) in two variants: inner solves stopped as soon as ``||grad||_inf <= eps_{t+1}``
-("criterion"), and "adversarial" inner solves that solve ``grad phi = e`` exactly for a random sign
-vector ``e`` with ``||e||_inf = 0.999 eps_{t+1}`` (``||e||_2 = sqrt(d) ||e||_inf``: the tolerance
-binds in every coordinate).
+The package's Algorithm 2 (``repro.constrfl.admm``: ``ServerSide``, ``ClientSide``,
+``InexactADMM``; issue #30: no private copy) runs with the paper's stop test (23)
+``eps_{t+1} + sum_i epst_i <= tau`` (server term q^t, tau = 1e-8) and inner solves stopped as
+soon as ``||grad||_inf <= eps_{t+1}``; every round is re-evaluated here (``audit_admm``: the
+(18)/(19) residuals against ``q^t``, (20), (22)-(23) and the stop round), and the round count
+is held against the exact floor of (23) (``rounds_floor``). (The former "adversarial" variant,
+residuals forced to 0.999 eps in every coordinate, needed a private ADMM and was dropped.)
 
 * (29), sum form of its proof (end of App. B.3)::
 
