@@ -70,7 +70,7 @@ def check(seed: int, size: str) -> CheckResult:
     gt = GroundTruth()
     margins, worst_norm, inclusion, fixed, cvx_gap = [], np.inf, 0.0, 0.0, 0.0
     worst_pair = None
-    instances = 0
+    instances = live = 0
     closest = {}
     for make in (qp_ball, np_small):
         problem = make(rng)
@@ -88,6 +88,7 @@ def check(seed: int, size: str) -> CheckResult:
                 z[1], zp[1] = np.abs(z[1]), np.abs(zp[1])
             w1, mu1, r1 = resolvent(problem, beta, *z)
             w2, mu2, r2 = resolvent(problem, beta, *zp)
+            live += int(np.any(mu1 > 0) and np.any(mu2 > 0))  # multiplier half of J active
             # (i) inclusion (w̄ - w⁺)/beta ∈ grad f(w⁺) + grad c(w⁺) mu⁺.
             for (wb, _), wp, mp in ((z, w1, mu1), (zp, w2, mu2)):
                 inclusion = max(inclusion, float(np.max(np.abs(
@@ -118,13 +119,16 @@ def check(seed: int, size: str) -> CheckResult:
             "inclusion_residual": (inclusion, 1e-7),
             "fixed_point_distance": (fixed, 1e-5),
             "cvxpy_argmin_gap": (cvx_gap, 1e-5)}
-    margin = min(worst_norm + 1e-7, 1e-7 - inclusion, 1e-5 - fixed, 1e-5 - cvx_gap)
+    share = live / max(instances, 1)
+    margin = min(worst_norm + 1e-7, 1e-7 - inclusion, 1e-5 - fixed, 1e-5 - cvx_gap,
+                 np.inf if share > 0 else -1.0)
     passed = margin >= 0 and gt.all_optimal
     return CheckResult(
         name="constrfl.lemma_a2_resolvent_firm_nonexpansive",
         claim="||z-z'||^2 >= ||Jz-Jz'||^2 + ||(z-Jz)-(z'-Jz')||^2; J(w*,mu*) = (w*,mu*); "
               "(w̄-w⁺)/beta ∈ grad f(w⁺) + grad c(w⁺) mu⁺. Worst firm non-expansiveness "
-              f"margin / (1 + ||z-z'||^2) = {worst_norm:.4f} over {instances} pairs",
+              f"margin / (1 + ||z-z'||^2) = {worst_norm:.4f} over {instances} pairs; "
+              f"non-trivial (multipliers of J positive at both points): {live}/{instances}",
         paper="003 constrfl", equation="(33)-(41), Lemma A.2", instances=instances,
         worst_margin=float(margin), ground_truth=gt.as_dict(), passed=bool(passed),
         measured=closest.get("||Jz-Jz'||^2", np.nan) + closest.get(
@@ -135,6 +139,7 @@ def check(seed: int, size: str) -> CheckResult:
         closest=closest,
         details={"criteria (value, tolerance)": crit,
                  "worst_normalized_firm_margin": worst_norm, "worst_pair": worst_pair,
+                 "nontrivial_share": share,
                  "instances": "QP-ball (d=6, n=3) and NP-small (d=5, n=3), beta = 2"})
 
 
