@@ -43,7 +43,8 @@ def _extra(name, d):
         slow_q = [f for f in d["fits"] if f["q"] == 0.9 and f["exact_rate"] < 0.8]
         assert slow_q and all(abs(f["rate"] - 0.9) < 0.02 for f in slow_q)
     elif name == "constrfl.mistyped_statements":
-        assert all(d["printed_forms_fail"])
+        assert all(d["printed_forms_fail"]) and d["nontrivial_share"] > 0
+        assert all(m > 0 for m in d["corrected_margins"].values())
     elif name == "constrfl.lemma42_admm_bounds":
         assert d["lemma42_margin_relative"] > 0 and d["eq72_log_slack_min"] > 0
         assert d["lemma42_printed_form_margin_relative"] <= d["lemma42_margin_relative"]
@@ -56,10 +57,12 @@ def _extra(name, d):
             assert all(rounds <= t_k for rounds, t_k in r["rounds_and_T_k"])
             assert r["total_rounds"] <= r["sum_T_k_83"] <= r["rhs84"]
     elif name == "constrfl.lemma31_bounded_iterates":
-        assert d["eq43_margin"] >= -1e-9
+        assert d["eq43_relative_margin"] >= 0 and d["k0_identity_margin"] >= 0
         assert d["max_component_distance"] <= d["worst_distance"] <= d["bound_sqrt_d"]
+        assert 0 < d["nontrivial_share"] <= 1
     elif name == "constrfl.lemma41_local_lipschitz":
         assert all(g >= 3 for g in d["growth_ratios"].values())
+        assert d["max_identity_error"] <= 1e-12 and d["nontrivial_share"] > 0
 
 
 @pytest.mark.parametrize("name", CHECKS)

@@ -22,6 +22,15 @@ def test_relfair_checks_pass_small():
         assert r.worst_margin >= 0
     dual_step = results["relfair.algorithm1_dual_step_projection"]
     assert dual_step.ground_truth["statuses"] == {"optimal": 12}
+    # issue #30: the package's Scaff-PD-IA against the closed-form round; CVaRs vs the
+    # Rockafellar-Uryasev form; both state a non-zero share of non-trivial instances
+    conv = results["relfair.theorem3_convergence"].details
+    assert conv["nontrivial_share"] > 0 and conv["criteria"]["one_round_identity"] > 0.9
+    assert all(i["theta_error"] <= i["theta_tolerance"] and i["dual_certificate"] <= 1e-10
+               for i in conv["identity_rounds"])
+    assert conv["max_norm"] < 5.0
+    maj = results["relfair.proposition9_majorization_bounds"].details
+    assert maj["cvar_identity_max_relative_error"] <= 1e-12 and maj["nontrivial_share"] > 0.5
 
 
 def test_prop5_erratum_values():

@@ -18,12 +18,16 @@ inner solves stopped as soon as ``||grad||_inf <= eps_{t+1}``, and with "exact" 
     rate ``sqrt(q_r)``. ``L = L_{∇P}`` of Lemma B.2 on the smallest ball around ``w~*`` holding
     every iterate (``theory.constrfl.inner_bounds.lipschitz_on_ball``), ``sigma = 1/((n+1)beta)``.
   - exact: the spectral radius ``r_exact`` of the exact ADMM map (18)-(20) linearised at the
-    fixed point (Hessians of the P_i at ``w~*``; ``spectral_rate``), checked against the fit of
-    an exact-inner-solve run (within 0.02).
+    fixed point (Hessians of the P_i at ``w~*``; ``linear_map``, ``spectral_rate``). The
+    package's exact-inner-solve run is held against that map step by step
+    (``one_step_identity``: ``x_{t+1} = M x_t`` for state deviations in [1e-8, 1e-6], to a
+    tolerance from the second-order term and the solves' float64 floor, about 1e-4 at most),
+    so a damped or mis-scaled client, server or dual step fails by orders of magnitude.
 
   Pass: ``r̂ <= sqrt(q_r)`` and ``r_exact <= sqrt(q_r)`` (the theorem, margins
-  ``sqrt(q_r) - rate``), ``r̂ <= max(q, r_exact) + 0.05`` (Remark 4.3(a): the slower of the
-  tolerance decay and the exact rate), ``R² >= 0.95``. Looseness ``log r̂ / log sqrt(q_r)``:
+  ``sqrt(q_r) - rate``), ``r̂ <= max(q, r_exact) + 2 |fit - r_exact| + 1e-3`` (Remark 4.3(a):
+  the slower of the tolerance decay and the exact rate; the slack is the fit's own bias measured
+  on the exact run), ``R² >= 0.95``, the one-step identity. Looseness ``log r̂ / log sqrt(q_r)``:
   how many times more rounds per decade the theorem's rate allows than the run needs.
 * The one-step inequality (58) with the potential S_t of (63) and the actual inner residuals.
 * Negative control (D2, D3): (22) recomputed with lambda^{t+1} or u^{t+1}, as the reference
@@ -80,8 +84,9 @@ def run_admm(problem, mu0, mus, center, beta, rho, q, rounds, exact=False):
     return admm, sm, cms
 
 
-def spectral_rate(sm: Merit, cm: Merit, w_ref: np.ndarray, rho: float) -> float:
-    """Spectral radius of the exact ADMM map (18)-(20) linearised at its fixed point.
+def linear_map(sm: Merit, cm: Merit, w_ref: np.ndarray, rho: float) -> np.ndarray:
+    """The exact ADMM map (18)-(20) linearised at its fixed point, on the state
+    ``(u_1..u_n, lambda_1..lambda_n)`` (flattened, u first).
 
     With ``H_0 = hess P_0(w~*)``, ``H_i = hess P_i(w~*)`` and the state ``(u_i, lambda_i)``:
     ``(H_0 + n rho I) dw = sum_i (rho du_i + dlambda_i)`` (18),
@@ -101,7 +106,43 @@ def spectral_rate(sm: Merit, cm: Merit, w_ref: np.ndarray, rho: float) -> float:
         dw = A0 @ (rho * U.sum(0) + Lam.sum(0))
         U1 = np.einsum("ijk,ik->ij", Ai, rho * dw[None] - Lam)
         M[:, k] = np.concatenate([U1.ravel(), (Lam + rho * (U1 - dw)).ravel()])
-    return float(np.max(np.abs(np.linalg.eigvals(M))))
+    return M
+
+
+def spectral_rate(sm: Merit, cm: Merit, w_ref: np.ndarray, rho: float) -> float:
+    """Spectral radius of :func:`linear_map`: the exact ADMM's asymptotic rate."""
+    return float(np.max(np.abs(np.linalg.eigvals(linear_map(sm, cm, w_ref, rho)))))
+
+
+WINDOW = (1e-8, 1e-6)   # state deviations where the one-step identity is tested
+SOLVE_FLOOR = 1e-12     # absolute state error of the exact inner solves (tolerance 1e-13)
+
+
+def one_step_identity(history: list[dict], sm: Merit, cm: Merit, w_ref: np.ndarray,
+                      rho: float, beta: float) -> tuple[float, float, int]:
+    """``x_{t+1} = M x_t`` on the package's exact-inner-solve run, ``x_t`` the deviation of
+    ``(u_i^t, lambda_i^t)`` from the fixed point ``(w~*, -grad P_i(w~*))``, for
+    ``||x_t|| in WINDOW``. Error model (measured on clean runs: a ||x|| + b/||x||):
+    second order ``kappa ||x_t||`` with ``kappa = 12 beta (1 + ||w~*||) / rho`` (third
+    derivative of the quartic penalty ``[mu + beta (||w||^2 - 1)]_+^2 / (2 beta)`` over the
+    rho-regularised Hessian) plus the solves' float64 floor ``SOLVE_FLOOR / ||x_t||``.
+    Returns ``(min_t 1 - rel_t / tol_t, max_t rel_t, steps tested)``.
+    """
+    n, d = cm.block.size, w_ref.size
+    M = linear_map(sm, cm, w_ref, rho)
+    lam_star = -cm.grad(np.broadcast_to(w_ref, (n, d)).copy())
+    X = [np.concatenate([(h["U"][0] - w_ref).ravel(), (h["Lam"][0] - lam_star).ravel()])
+         for h in history]
+    kappa = 12 * beta * (1 + float(np.linalg.norm(w_ref))) / rho
+    margin, worst, steps = np.inf, 0.0, 0
+    for t in range(len(X) - 1):
+        nx = float(np.linalg.norm(X[t]))
+        if not WINDOW[0] <= nx <= WINDOW[1]:
+            continue
+        rel = float(np.linalg.norm(X[t + 1] - M @ X[t])) / nx
+        tol = kappa * nx + SOLVE_FLOOR / nx
+        margin, worst, steps = min(margin, 1 - rel / tol), max(worst, rel), steps + 1
+    return (margin if steps else -1.0), worst, steps
 
 
 def theorem_rate(q: float, rho: float, sigma: float, L: float) -> float:
@@ -172,11 +213,11 @@ def check(seed: int, size: str) -> CheckResult:
     samples = 60 if size == "small" else 120
     rounds = 300
     rows, cert_margin = [], np.inf
-    exact_rate, exact_fit = {}, {}
+    exact_rate, exact_fit, identity = {}, {}, {}
     neg = {"new_lambda": [0, 0], "new_u": [0, 0]}
     one_step = np.inf
     m = {"theorem_measured": np.inf, "theorem_exact": np.inf, "remark43": np.inf,
-         "below_one": np.inf, "R2": np.inf, "exact_fit_vs_spectral": np.inf}
+         "below_one": np.inf, "R2": np.inf, "one_step_identity_exact_map": np.inf}
     for q, rho in settings:
         if rho not in exact_rate:
             adm, sm, cms = run_admm(problem, mu0, mus, center, beta, rho, 0.5, rounds,
@@ -184,8 +225,9 @@ def check(seed: int, size: str) -> CheckResult:
             errs = [np.linalg.norm(h["w"] - w_ref) for h in adm.history]
             exact_fit[rho] = fit_rate(np.array(errs))[0]
             exact_rate[rho] = spectral_rate(sm, cms[0], w_ref, rho)
-            m["exact_fit_vs_spectral"] = min(m["exact_fit_vs_spectral"],
-                                             0.02 - abs(exact_fit[rho] - exact_rate[rho]))
+            ident, rel, steps = one_step_identity(adm.history, sm, cms[0], w_ref, rho, beta)
+            identity[rho] = {"margin": ident, "max_relative_residual": rel, "steps": steps}
+            m["one_step_identity_exact_map"] = min(m["one_step_identity_exact_map"], ident)
         adm, sm, cms = run_admm(problem, mu0, mus, center, beta, rho, q, rounds)
         errs = []
         for t, h in enumerate(adm.history):
@@ -222,7 +264,11 @@ def check(seed: int, size: str) -> CheckResult:
         row["theorem_margin"] = bound - r_hat
         m["theorem_measured"] = min(m["theorem_measured"], bound - r_hat)
         m["theorem_exact"] = min(m["theorem_exact"], bound - exact_rate[rho])
-        m["remark43"] = min(m["remark43"], max(q, exact_rate[rho]) + 0.05 - r_hat)
+        # Remark 4.3(a): the slower of q and the exact rate; slack = twice the fit's own bias
+        # measured on the exact run (|fit - spectral|) + 1e-3
+        slack = 2 * abs(exact_fit[rho] - exact_rate[rho]) + 1e-3
+        row["remark43_slack"] = slack
+        m["remark43"] = min(m["remark43"], max(q, exact_rate[rho]) + slack - r_hat)
         m["below_one"] = min(m["below_one"], 1 - r_hat)
         m["R2"] = min(m["R2"], r2 - 0.95)
         rows.append(row)
@@ -234,7 +280,8 @@ def check(seed: int, size: str) -> CheckResult:
         name="constrfl.theorem41_42_admm_linear_rate",
         claim="||sum_i grad P_i(w^{t+1})||_inf <= r0 + sum epst_i every round (Thm 4.1); "
               "measured tail rate r̂ and exact spectral rate <= Theorem 4.2's sqrt(q_r); "
-              "r̂ <= max(q, r_exact) + 0.05, R² >= 0.95. Per setting (r̂ / exact / theorem): "
+              "r̂ <= max(q, r_exact) + 2|fit - r_exact| + 1e-3, R² >= 0.95; exact run = the "
+              "linearised map step by step. Per setting (r̂ / exact / theorem): "
               + "; ".join(f"q={r['q']}, rho={r['rho']}: {r['rate']:.3f} / "
                           f"{r['exact_rate']:.3f} / {r['theorem_rate']:.6f}" for r in rows),
         paper="003 constrfl", equation="Theorem 4.1, Theorem 4.2 (64)-(65), Remark 4.3",
@@ -253,6 +300,8 @@ def check(seed: int, size: str) -> CheckResult:
                  f"({close['rate']:.3f} measured, {close['exact_rate']:.3f} exact, "
                  f"{close['theorem_rate']:.6f} theorem)"),
         details={"fits": rows, "criteria_margins": m, "certificate_margin": cert_margin,
+                 "one_step_identity": identity,
+                 "nontrivial_share": float(np.mean([v["steps"] > 0 for v in identity.values()])),
                  "one_step_inequality_58_margin": one_step,
                  "negative_control_rounds_certificate_below_true_residual (count, rounds)": neg,
                  "fitted_rates": {f"q={r['q']},rho={r['rho']}": r["rate"] for r in rows}})
