@@ -126,7 +126,8 @@ class CheckResult:
     @property
     def verdict(self) -> str:
         """``"pass"``, ``"fail"``, ``"diverged"`` (every run diverged: a failure) or
-        ``"finding"`` (the theorem's conditions do not apply)."""
+        ``"finding"`` (the theorem's conditions do not apply).
+        """
         if self.diverged:
             return "diverged"
         if not self.applies:
