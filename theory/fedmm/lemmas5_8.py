@@ -139,7 +139,7 @@ def check(seed: int, size: str) -> CheckResult:
         ground_truth={"solver": "closed form", "psi_star": "(26) linear solve",
                       "constants": "specs/fedmm.md §9.1 (spectral norms / eigenvalues); "
                                    "Lemma 8 with max(L_Phi, L_g)"},
-        passed=bool(margin >= 0 and runs > 0),
+        passed=bool(margin >= 0 and runs > 0), diverged=bool(runs == 0 and diverged > 0),
         details={"relative_tolerance": REL, "margin": "1e-9 - max (lhs - rhs)/(1 + |rhs|)",
                  "margins": margins, "worst_per_criterion": worst,
                  "runs_violating": violations,

@@ -64,5 +64,6 @@ def check(seed: int, size: str) -> CheckResult:
         worst_margin=float(worst) if np.isfinite(worst) else -np.inf,
         ground_truth={"solver": "closed form", "saddle": "global KKT linear solve"},
         passed=bool(exact_const > 0 and worst >= 0),
+        diverged=bool(table) and all(np.isinf(v) for row in table.values() for v in row.values()),
         details={"final_relative_errors": table, "exact_with_eta3_1": exact_const,
                  "rounds": rounds, "eta": 0.05, "mu": 1.0, "tolerance": TOL})

@@ -79,4 +79,5 @@ def check(seed: int, size: str) -> CheckResult:
         worst_margin=float(worst),
         ground_truth={"solver": "closed form", "grad_phi": "Abar w + Bbar psi*(w) + abar"},
         passed=bool(worst >= 0),
+        diverged=not all(np.all(np.isfinite(r["G"])) for r in rows.values()),
         details={"per_seed": rows, "epsilons": list(EPSILONS), "mu": 5.0, "T": 400})
