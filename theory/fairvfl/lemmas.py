@@ -205,18 +205,19 @@ def _lemma3_margins(lam, g, beta, c, coef, t0, nt=None):
     return out
 
 
-STEP_TOL = 1e-12  # relative, float64 round-off of one projected step
+STEP_TOL = 1e-12  # float64 round-off of one projected step, relative to its largest term
 
 
 def _dual_step_error(lam, g, s: float, c) -> float:
     """Max over t of the package's lam^{t+1} against [C](9) = [J](10) applied here to its
-    lam^t: ``[lam^t + s (g - c_t lam^t)]_+`` (theta frozen, so g is fixed), relative to
-    ``1 + ||lam^{t+1}||``. The lemmas' beta is 1/s only if the package steps with s.
+    lam^t: ``[lam^t + s (g - c_t lam^t)]_+`` (theta frozen, so g is fixed), relative to the
+    step's largest term ``max(|ref|, |lam^t|, s |g|)``. The lemmas' beta is 1/s only if the package steps with s.
     """
     err = 0.0
     for t in range(len(lam) - 1):
         ref = np.maximum(0.0, lam[t] + s * (g - c(t) * lam[t]))
-        err = max(err, float(np.abs(lam[t + 1] - ref).max() / (1 + np.abs(ref).max())))
+        scale = max(np.abs(ref).max(), np.abs(lam[t]).max(), s * np.abs(g).max(), 1e-300)
+        err = max(err, float(np.abs(lam[t + 1] - ref).max() / scale))
     return err
 
 
