@@ -109,3 +109,21 @@ def test_fedmm_toy_dann_one_pass_oracle_equals_weighted_analytic_gradients():
         o = ToyOracle(data, p)
         ref = o.w[:, :1] * g_s + o.w[:, 1:] * g_t
         assert np.abs(mixed_grads(th, o.x, o.ys, o.w) - ref).max() <= 1e-14
+
+
+def test_fedmm_truths_written_in_theory_equal_the_packages():
+    """The saddle point and grad Phi the checks hold FedMM against are computed in theory/
+    (issue #30); the package's QuadInstance gives the same numbers, and z* is stationary.
+    """
+    import numpy as np
+
+    from repro.fedmm.instances import gen_Q
+    from theory.fedmm.trajectory import grad_phi, psi_star, saddle
+
+    inst = gen_Q(1, N=3, d1=4, d2=3)
+    z = saddle(inst)
+    np.testing.assert_allclose(z, inst.saddle(), rtol=1e-12, atol=1e-13)
+    assert np.linalg.norm(grad_phi(inst, z[:4])) <= 1e-12
+    np.testing.assert_allclose(psi_star(inst, z[:4]), z[4:], rtol=1e-12, atol=1e-13)
+    w = np.random.default_rng(0).standard_normal(4)
+    np.testing.assert_allclose(grad_phi(inst, w), inst.grad_phi(w), rtol=1e-12, atol=1e-13)

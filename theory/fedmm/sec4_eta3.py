@@ -16,6 +16,7 @@ import numpy as np
 
 from repro.fedmm.instances import gen_Q
 from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
+from theory.fedmm.trajectory import saddle
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -27,7 +28,7 @@ SCHEDULES = {"constant 1": (1.0, True), "1.0005^-t": (1 / 1.0005, False),
 def final_error(inst, M: int, base: float, constant: bool, rounds: int) -> float:
     """Relative error of FedMM-GDA after ``rounds`` rounds with eta3^t = base^t (or base)."""
     alg = make_fedmm(inst, 1.0, "gda", M, eta=0.05, eta3=base, constant=constant)
-    z = inst.saddle()
+    z = saddle(inst)
     with np.errstate(all="ignore"):
         for _ in range(rounds):
             alg.step()

@@ -18,6 +18,7 @@ from repro.fedmm.blocks import Block
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
 from repro.fedmm.local_gda import LocalGDA
+from theory.fedmm.trajectory import saddle
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -80,7 +81,7 @@ def errors(alg: FedMM, inst) -> dict[str, float]:
     """Relative distances of theta0 to the global saddle point (omega, psi), the clients'
     distance to consensus and the norm of the summed duals.
     """
-    z = inst.saddle()
+    z = saddle(inst)
     th = alg.state.theta0.numpy()
     d1 = inst.d1
     return {
