@@ -211,7 +211,8 @@ STEP_TOL = 1e-12  # float64 round-off of one projected step, relative to its lar
 def _dual_step_error(lam, g, s: float, c) -> float:
     """Max over t of the package's lam^{t+1} against [C](9) = [J](10) applied here to its
     lam^t: ``[lam^t + s (g - c_t lam^t)]_+`` (theta frozen, so g is fixed), relative to the
-    step's largest term ``max(|ref|, |lam^t|, s |g|)``. The lemmas' beta is 1/s only if the package steps with s.
+    step's largest term ``max(|ref|, |lam^t|, s |g|)``. The lemmas' beta is 1/s only if the
+    package steps with s.
     """
     err = 0.0
     for t in range(len(lam) - 1):
