@@ -11,7 +11,8 @@ is the old name of this); ``--all`` replaces the file with this run's results on
 theory`` uses it). A line per check is printed as it finishes, with a bar over checks on stderr.
 
 Exit status: 0 when no selected check failed (a *finding*, a check whose theorem's conditions do
-not apply, does not fail the run), 1 when any failed, 2 when ``--only`` matched no check.
+not apply, does not fail the run), 1 when any failed or diverged, 2 when ``--only`` matched no
+check.
 """
 
 from __future__ import annotations
@@ -79,31 +80,45 @@ def _val(value: float | None) -> str:
 
 
 def _verdict(r: CheckResult) -> str:
-    return {"pass": "pass", "fail": "FAIL", "finding": "finding"}[r.verdict]
+    return {"pass": "pass", "fail": "FAIL", "finding": "finding",
+            "diverged": "DIVERGED"}[r.verdict]
+
+
+def _share(r: CheckResult) -> str:
+    """The share of non-trivial instances (``-`` where the check does not report it)."""
+    return "-" if r.nontrivial is None else f"{r.nontrivial:.3g}"
 
 
 def _rows(results: list[CheckResult]) -> list[list[str]]:
     return [[r.name, f"{r.paper} {r.equation}", str(r.size), str(r.instances),
              _num(r.worst_margin),
-             _verdict(r), _val(r.measured), _val(r.bound), _val(r.exact), _num(r.looseness),
-             f"{r.seconds:.2f}"] for r in results]
+             _verdict(r), _share(r), _val(r.measured), _val(r.bound), _val(r.exact),
+             _num(r.looseness), f"{r.seconds:.2f}"] for r in results]
 
 
-_HEADER = ["check", "paper / eq.", "size", "instances", "worst margin", "verdict", "measured",
+_HEADER = ["check", "paper / eq.", "size", "instances", "worst margin", "verdict",
+           "non-trivial", "measured",
            "theorem's bound", "exact", "looseness", "seconds"]
 
 
 def summary(results: list[CheckResult]) -> str:
-    """``"40 passed, 0 failed, 2 findings"``: findings (conditions do not apply) counted apart."""
-    counts = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "finding")}
+    """``"40 passed, 0 failed, 2 findings"``: findings (conditions do not apply) counted apart;
+    ``", 1 diverged"`` is appended when a check's runs all diverged (a failure, not counted in
+    ``failed``).
+    """
+    counts = {v: sum(r.verdict == v for r in results)
+              for v in ("pass", "fail", "finding", "diverged")}
     plural = "" if counts["finding"] == 1 else "s"
-    return (f"{counts['pass']} passed, {counts['fail']} failed, "
-            f"{counts['finding']} finding{plural}")
+    out = (f"{counts['pass']} passed, {counts['fail']} failed, "
+           f"{counts['finding']} finding{plural}")
+    return out + (f", {counts['diverged']} diverged" if counts["diverged"] else "")
 
 
 def progress_line(index: int, total: int, r: CheckResult) -> str:
     """The line printed as a check finishes: name, verdict, margin (and bound), seconds."""
     parts = [f"[{index}/{total}]", r.name, _verdict(r), f"margin {_num(r.worst_margin)}"]
+    if r.nontrivial is not None:
+        parts.append(f"non-trivial {_share(r)}")
     if r.bound is not None:
         parts.append(f"measured {_val(r.measured)} bound {_val(r.bound)}")
     if r.looseness is not None:
@@ -135,7 +150,9 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
            "measured quantity; >= 0 passes. looseness = how far the theorem's bound is from "
            "the measured value at the closest instance (the check says which ratio). A "
            "*finding* is a check whose theorem's conditions do not hold where the paper uses "
-           "it: reported, not failed.", "",
+           "it: reported, not failed. non-trivial = the share of instances where the statement "
+           "was non-trivial (a check reporting 0 fails); DIVERGED = every run diverged, a "
+           "failure.", "",
            "| " + " | ".join(_HEADER) + " |",
            "|" + "|".join("---" for _ in _HEADER) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in _rows(results)]
@@ -144,12 +161,15 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
         gt = r.ground_truth
         ground = ", ".join(f"{k}={gt[k]}" for k in ("solver", "solver_version", "cvxpy_version",
                                                     "statuses") if k in gt)
-        word = {"pass": "passed", "fail": "FAILED", "finding": "finding"}[r.verdict]
+        word = {"pass": "passed", "fail": "FAILED", "finding": "finding",
+                "diverged": "DIVERGED (every run diverged)"}[r.verdict]
         out += [f"### {r.name}", "", f"- claim: {r.claim}",
                 f"- paper: {r.paper}, {r.equation}",
                 f"- ground truth: {ground or '-'}",
                 f"- result: {word}, worst margin "
-                f"{_num(r.worst_margin)} over {r.instances} instances, seed {r.seed}"]
+                f"{_num(r.worst_margin)} over {r.instances} instances, seed {r.seed}"
+                + ("" if r.nontrivial is None
+                   else f"; non-trivial on a share {_share(r)} of them")]
         if r.bound is not None or r.measured is not None:
             out.append(f"- measured {_val(r.measured)}, theorem's bound {_val(r.bound)}, "
                        f"exact {_val(r.exact)}, looseness {_num(r.looseness)}")
@@ -253,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
                "checks": [{**r.to_dict(), "verdict": r.verdict} for r in results]}
     (out_dir / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
     line = f"{summary(results)}; wrote {out_dir / 'theory.md'}"
-    failed = [r.name for r in results if r.verdict == "fail"]
+    failed = [r.name for r in results if r.verdict in ("fail", "diverged")]
     if failed:
         print(line)
         print(f"FAILED: {', '.join(failed)}", file=sys.stderr)

@@ -65,6 +65,20 @@ class CheckResult:
         a pass, whatever ``worst_margin`` says; ``finding`` says what was found.
     finding : str or None
         One sentence: what the check found, where it is more than pass/fail.
+    nontrivial : float or None
+        Share (0 to 1) of the instances where the statement was non-trivial: the constraint
+        active, the right-hand side negative where the lemma bites, the bound below what holds
+        for any iterate. ``None`` (checks written before issue 30) means not reported. ``0``
+        means nothing was tested: the check then fails (``passed`` is set ``False``).
+    diverged : bool
+        Every run of the check diverged, so nothing was measured: verdict ``"diverged"``, a
+        failure with ``worst_margin = -inf`` (never the ``+inf`` of a max over no runs).
+
+    Normalisation (``__post_init__``, so every check gets it without code of its own): a
+    result that did not pass never carries a margin ``>= 0`` or NaN. Where the check's own
+    criteria left one (a failure by a count, by ``nontrivial = 0`` or by divergence), the
+    margin becomes ``-inf`` and ``details["margin_before_normalisation"]`` keeps the check's
+    value and ``details["failed_because"]`` the reason.
     """
 
     name: str
@@ -86,10 +100,36 @@ class CheckResult:
     closest: dict = field(default_factory=dict)
     applies: bool = True
     finding: str | None = None
+    nontrivial: float | None = None
+    diverged: bool = False
+
+    def __post_init__(self) -> None:
+        reasons = []
+        if self.diverged:
+            reasons.append("every run diverged (nothing measured)")
+        if self.nontrivial is not None:
+            share = float(self.nontrivial)
+            if not 0.0 <= share <= 1.0:  # NaN fails both comparisons
+                raise ValueError(f"{self.name}: nontrivial must be a share in [0, 1], got "
+                                 f"{self.nontrivial!r}")
+            if share == 0.0:
+                reasons.append("no instance made the statement non-trivial (nontrivial = 0)")
+        if reasons:
+            self.passed = False
+        margin = float(self.worst_margin)
+        if not self.passed and not margin < 0 and (self.applies or self.diverged):
+            self.details = {**self.details, "margin_before_normalisation": margin,
+                            "failed_because": "; ".join(reasons) or
+                            "the check's own criteria (margin was not negative)"}
+            self.worst_margin = -math.inf
 
     @property
     def verdict(self) -> str:
-        """``"pass"``, ``"fail"`` or ``"finding"`` (the theorem's conditions do not apply)."""
+        """``"pass"``, ``"fail"``, ``"diverged"`` (every run diverged: a failure) or
+        ``"finding"`` (the theorem's conditions do not apply).
+        """
+        if self.diverged:
+            return "diverged"
         if not self.applies:
             return "finding"
         return "pass" if self.passed else "fail"

@@ -46,3 +46,22 @@ def test_lemma1_is_vacuous_at_paper_step_for_q4_and_q7():
     res = _result("fairvfl.lemma1_primal_progress")
     v = res.details["paper_eta_100"]
     assert v["vacuous_Q1"] is False and v["vacuous_Q4"] is True and v["vacuous_Q7"] is True
+
+
+def test_issue30_fields_nontrivial_and_exact_step():
+    """The checks named in issue #30 report a non-zero share of non-trivial instances; the
+    dual-step checks hold the package's step to [C](9) to round-off; Theorem 2's run has the
+    constraint active (lam > 0) in most rounds.
+    """
+    for name in ("fairvfl.lemma1_primal_progress", "fairvfl.lemma2_dual_progress",
+                 "fairvfl.lemma3_lyapunov", "fairvfl.assumption2_constants",
+                 "fairvfl.theorem2_rate_gap_bounds"):
+        res = _result(name)
+        assert res.nontrivial is not None and res.nontrivial > 0.5, (name, res.nontrivial)
+    for name in ("fairvfl.lemma2_dual_progress", "fairvfl.lemma3_lyapunov"):
+        assert _result(name).details["dual_step_max_relative_error"] <= 1e-13
+    t2 = _result("fairvfl.theorem2_rate_gap_bounds")
+    assert t2.details["rounds_lam_positive"] >= 0.9 * t2.instances
+    assert t2.details["margins"]["dual_step_(9)"] >= 0
+    c = _result("fairvfl.assumption2_constants")
+    assert c.details["package_max_relative_difference"] <= 1e-12

@@ -209,9 +209,16 @@ def test_fedmm_lemma3_descent_both_conventions():
     d = r.details
     assert d["runs"] == 6
     assert d["max_gap_over_T"]["literal"] < -1.0 and d["max_gap_over_T"]["aligned"] < -1.0
-    # the slack is reported: measured (lhs) <= bound (rhs) at the tightest (run, T)
-    assert r.measured < r.bound and r.finding.startswith("Lemma 3 holds with slack")
-    assert r.bound - r.measured == pytest.approx(-d["max_gap_over_T"]["aligned"], rel=1e-12)
+    # the spec's grid is vacuous (rhs >= 0 everywhere); the bite runs are not (issue #30)
+    assert d["vacuous_points"] == d["points"]
+    assert d["bite_points"] > 0 and 0 < r.nontrivial < 1
+    assert max(d["max_gap_bite_runs"].values()) <= 1e-9
+    # measured (lhs) <= bound (rhs) < 0 at the tightest bite point, looseness = lhs / rhs
+    assert r.measured < r.bound < 0 and r.looseness == pytest.approx(r.measured / r.bound)
+    assert 1 <= r.looseness < 3
+    # telescoped from round 0 (Props 3/4 false at t = 0) the lemma is violated on a bite run
+    assert d["bite_runs_violated_from_round_0"]
+    assert r.finding.startswith("on the spec's grid the right-hand side is >= 0")
 
 
 def test_fedmm_theorem1_tolerance_gda_slope():

@@ -22,7 +22,8 @@ is Lemma 8 at t = 1. Why L = max(L_Phi, L_g) in Lemma 8: its proof (82)-(84) use
 Danskin step grad Phi_i = grad_w f_i(w, psi*(w)) = g_i (false, specs/fedmm.md §9.3 item 1), so the
 Lipschitz constant that the bound actually needs is that of g_i, L_g; Lemma 8 with the Hessian
 constant L_Phi alone is reported. Pass: lhs - rhs <= 1e-9 (1 + |rhs|) for every criterion at its
-stated range of t on every finite run.
+stated range of t on every finite run. ``nontrivial``: the share of (run, asserted criterion,
+t) points whose left-hand side is above 1e-8 (a bound on a quantity that is 0 says nothing).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def run_gaps(inst, mu: float, rounds: int) -> dict[str, dict] | None:
         rel = gap / (1 + np.abs(rhs))
         k = int(np.argmax(rel))
         big = rhs >= RATIO_FLOOR  # tightness lhs/rhs where both sides are above round-off
-        out[crit] = {"max_gap": float(gap.max()), "max_rel_gap": float(rel[k]),
+        out[crit] = {"points": int(lhs.size), "nontrivial": int((lhs > RATIO_FLOOR).sum()),
+                     "max_gap": float(gap.max()), "max_rel_gap": float(rel[k]),
                      "t": t0 + k, "lhs": float(lhs[k]), "rhs": float(rhs[k]),
                      "max_ratio": float((lhs[big] / rhs[big]).max()) if big.any() else None}
     return out
@@ -113,7 +115,7 @@ def check(seed: int, size: str) -> CheckResult:
     ratio = dict.fromkeys(CRITERIA, 0.0)
     lemma6_t1_by_mu = {f"mu={mu}": 0 for mu in mus}  # runs violating Lemma 6 at t = 1
     violations = dict.fromkeys(CRITERIA, 0)
-    runs, diverged = 0, 0
+    runs, diverged, points, nontrivial = 0, 0, 0, 0
     for s in seeds:
         inst = gen_Q(s, N=N, d1=d1, d2=d2)
         for mu in mus:
@@ -123,6 +125,9 @@ def check(seed: int, size: str) -> CheckResult:
                 continue
             runs += 1
             for crit, row in g.items():
+                if CRITERIA[crit][3]:  # asserted criteria: points where lhs > 0 (not 0 <= rhs)
+                    points += row["points"]
+                    nontrivial += row["nontrivial"]
                 violations[crit] += row["max_rel_gap"] > REL
                 ratio[crit] = max(ratio[crit], row["max_ratio"] or 0.0)
                 if row["max_rel_gap"] > worst[crit]["max_rel_gap"]:
@@ -139,7 +144,8 @@ def check(seed: int, size: str) -> CheckResult:
         ground_truth={"solver": "closed form", "psi_star": "(26) linear solve",
                       "constants": "specs/fedmm.md §9.1 (spectral norms / eigenvalues); "
                                    "Lemma 8 with max(L_Phi, L_g)"},
-        passed=bool(margin >= 0 and runs > 0),
+        passed=bool(margin >= 0 and runs > 0), diverged=bool(runs == 0 and diverged > 0),
+        nontrivial=nontrivial / points if points else None,
         details={"relative_tolerance": REL, "margin": "1e-9 - max (lhs - rhs)/(1 + |rhs|)",
                  "margins": margins, "worst_per_criterion": worst,
                  "runs_violating": violations,

@@ -19,6 +19,7 @@ import torch
 
 from repro.fedmm.instances import ExactLocalSolver, gen_Q
 from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
+from theory.fedmm.trajectory import grad_phi
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -53,7 +54,7 @@ def stationarity(inst, eps: float, seed: int, mu: float = 5.0, T: int = 400,
         alg.step()
         if t >= T // 2:
             w0 = alg.state.theta0.numpy()[:inst.d1]
-            vals.append(float(np.sum(inst.grad_phi(w0) ** 2)))
+            vals.append(float(np.sum(grad_phi(inst, w0) ** 2)))
     return float(np.mean(vals))
 
 
@@ -79,4 +80,5 @@ def check(seed: int, size: str) -> CheckResult:
         worst_margin=float(worst),
         ground_truth={"solver": "closed form", "grad_phi": "Abar w + Bbar psi*(w) + abar"},
         passed=bool(worst >= 0),
+        diverged=not all(np.all(np.isfinite(r["G"])) for r in rows.values()),
         details={"per_seed": rows, "epsilons": list(EPSILONS), "mu": 5.0, "T": 400})

@@ -18,6 +18,7 @@ from repro.fedmm.blocks import Block
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
 from repro.fedmm.local_gda import LocalGDA
+from theory.fedmm.trajectory import saddle
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -80,7 +81,7 @@ def errors(alg: FedMM, inst) -> dict[str, float]:
     """Relative distances of theta0 to the global saddle point (omega, psi), the clients'
     distance to consensus and the norm of the summed duals.
     """
-    z = inst.saddle()
+    z = saddle(inst)
     th = alg.state.theta0.numpy()
     d1 = inst.d1
     return {
@@ -105,7 +106,7 @@ def check(seed: int, size: str) -> CheckResult:
     variants = [("exact", 0)] + [("gda", M) for M in ((5,) if small else (5, 20))]
     eta3s = (1.0, 0.5)
     max_rounds = 800 if small else 5000
-    worst, n, settled, unsettled, excluded = np.inf, 0, 0, 0, 0
+    worst, n, settled, unsettled, excluded, diverged = np.inf, 0, 0, 0, 0, 0
     per = {}
     worst_case = None
     for s in seeds:
@@ -119,6 +120,7 @@ def check(seed: int, size: str) -> CheckResult:
                         rounds, move = run_to_rest(alg, max_rounds)
                         n += 1
                         ok_run = np.isfinite(move) and move < STALL
+                        diverged += not np.isfinite(move)
                         if not ok_run:
                             # Only a contraction (exact solve, eta3 = 1) must settle.
                             if solver == "exact" and e3 == 1.0 and rho < 1:
@@ -140,9 +142,9 @@ def check(seed: int, size: str) -> CheckResult:
         instances=n, worst_margin=float(worst),
         ground_truth={"solver": "closed form", "saddle": "linear solve of the global KKT "
                       "system [[Abar, Bbar], [Bbar', -Cbar]] z = [-abar; cbar]"},
-        passed=bool(worst >= 0 and settled > 0),
+        passed=bool(worst >= 0 and settled > 0), diverged=bool(diverged == n > 0),
         details={"tolerance": TOL, "worst_errors": per, "settled_runs": settled,
-                 "contractions_not_settled": unsettled,
+                 "contractions_not_settled": unsettled, "diverged": diverged,
                  "excluded_not_settled": excluded, "worst_case": worst_case,
                  "grid": {"seeds": list(seeds), "N": list(Ns), "mu": list(mus),
                           "variants": variants, "eta3_constant": list(eta3s),

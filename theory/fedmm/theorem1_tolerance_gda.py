@@ -24,6 +24,7 @@ import torch
 from repro.core.validation import check_range
 from repro.fedmm.instances import QuadOracle, gen_Q
 from theory.fedmm.theorem1_remark_fixed_point import make_fedmm, round_map_radius
+from theory.fedmm.trajectory import grad_phi
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -83,7 +84,7 @@ def stationarity(inst, eps: float, rounds: int) -> tuple[float, list[list[int]]]
     for t in range(1, rounds + 1):
         alg.step()
         if t > rounds // 2:
-            vals.append(float(np.sum(inst.grad_phi(alg.state.theta0.numpy()[:inst.d1]) ** 2)))
+            vals.append(float(np.sum(grad_phi(inst, alg.state.theta0.numpy()[:inst.d1]) ** 2)))
     return float(np.mean(vals)), solver.steps
 
 
@@ -91,7 +92,7 @@ def exact_limit(inst, rounds: int) -> float:
     """||grad Phi(omega0^T)|| of FedMM-exact (eps = 0) after ``rounds`` rounds."""
     alg = make_fedmm(inst, MU, "exact", eta=ETA)
     alg.run(rounds)
-    return float(np.linalg.norm(inst.grad_phi(alg.state.theta0.numpy()[:inst.d1])))
+    return float(np.linalg.norm(grad_phi(inst, alg.state.theta0.numpy()[:inst.d1])))
 
 
 @register("fedmm.theorem1_tolerance_gda", seed_name="fedmm.t7_tolerance_gda",

@@ -85,6 +85,20 @@ def psi_star(inst, omega: np.ndarray) -> np.ndarray:
     return np.linalg.solve(inst.C.mean(0), rhs.reshape(-1, inst.d2).T).T.reshape(rhs.shape)
 
 
+def saddle(inst) -> np.ndarray:
+    """z* = (omega*, psi*) of the global f = mean_i f_i of a Q instance: the KKT system
+    [[Abar, Bbar], [Bbar', -Cbar]] z = [-abar; cbar] (grad_w f = 0, grad_psi f = 0), solved here.
+    """
+    A, B, C = inst.A.mean(0), inst.B.mean(0), inst.C.mean(0)
+    M = np.block([[A, B], [B.T, -C]])
+    return np.linalg.solve(M, np.concatenate([-inst.a.mean(0), inst.c.mean(0)]))
+
+
+def grad_phi(inst, w: np.ndarray) -> np.ndarray:
+    """Grad Phi(w) = Abar w + Bbar psi*(w) + abar (Danskin on the global f; (26)-(27))."""
+    return inst.A.mean(0) @ w + inst.B.mean(0) @ psi_star(inst, w) + inst.a.mean(0)
+
+
 def phi(inst, omega: np.ndarray) -> np.ndarray:
     """(27): Phi(w) = f(w, psi*(w)) with the global f = mean_i f_i (closed form), for (..., d1)."""
     A, B, C = inst.A.mean(0), inst.B.mean(0), inst.C.mean(0)
