@@ -317,6 +317,7 @@ def _alternative_readings(args, exps, records):
 
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
+    from repro.engine.report import coverage_of, rendering_coverage
     from repro.engine.runner import auto_scale, collect
 
     out = paths.figures_dir(args.out)
@@ -335,7 +336,7 @@ def cmd_figures(args) -> int:
                       f"{scale}`); nothing rendered")
             continue
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
-        with rendering_stale(note):
+        with rendering_stale(note), rendering_coverage(coverage_of(exp, scale, recs)):
             written = exp.render(recs, out, scale)
         marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
         print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in written) + marked)

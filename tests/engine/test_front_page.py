@@ -1,5 +1,6 @@
 """#29 item 2: REPORT.md's front page, one row per paper table and figure with its verdict in
-words (from the rows' verdict counts), and 'k of N cells' where fewer cells were recorded."""
+words (from the rows' verdict counts), and 'k of N cells' where fewer cells were recorded.
+"""
 
 from __future__ import annotations
 
