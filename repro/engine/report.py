@@ -14,6 +14,7 @@ import csv
 import io
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -321,30 +322,27 @@ _SEED_KEYS = ("seed", "trial")
 
 def coverage_text(declared: Sequence[dict], recorded: Sequence[dict]) -> str:
     """``"from k of N cells"`` (and ``", as few as k of N seeds per mean"`` where a group of
-    cells that differ only in their seed lost some) when ``recorded`` (the configs of the cells
-    with a result) covers fewer than the ``declared`` configs; ``""`` when complete.
+    cells that differ only in their seed has fewer results than the largest declared group)
+    when ``recorded`` (the configs of the cells with a result) are fewer than the ``declared``
+    configs; ``""`` when complete. Counted, not matched: a reading adds its settings to a
+    record's config, so a record's config need not equal its declared cell's.
     """
     from repro.engine.records import canonical_json
 
-    have = {canonical_json(c) for c in recorded}
-    want = [canonical_json(c) for c in declared]
-    k = sum(w in have for w in want)
-    if not want or k == len(want):
+    k, n = min(len(recorded), len(declared)), len(declared)
+    if n == 0 or k == n:
         return ""
-    text = f"from {k} of {len(want)} cells"
+    text = f"from {k} of {n} cells"
 
-    def group(c: dict) -> str:
-        return canonical_json({a: b for a, b in c.items() if a not in _SEED_KEYS})
+    def groups(configs: Sequence[dict]) -> Counter:
+        return Counter(canonical_json({a: b for a, b in c.items() if a not in _SEED_KEYS})
+                       for c in configs if any(s in c for s in _SEED_KEYS))
 
-    per: dict[str, list[int]] = {}
-    for c, w in zip(declared, want, strict=True):
-        if any(s in c for s in _SEED_KEYS):
-            per.setdefault(group(c), [0, 0])[1] += 1
-            per[group(c)][0] += w in have
-    partial = [(h, n) for h, n in per.values() if 0 < h < n]
-    if partial:
-        h, n = min(partial)
-        text += f", as few as {h} of {n} seeds per mean"
+    want, have = groups(declared), groups(recorded)
+    if want and have:
+        seeds, fewest = max(want.values()), min(have.values())
+        if fewest < seeds:
+            text += f", as few as {fewest} of {seeds} seeds per mean"
     return text
 
 

@@ -168,6 +168,10 @@ def test_k_of_n_cells_and_seeds_in_title_caption_and_figure(tmp_path):
     assert coverage_text(declared, declared[:5]) == (
         "from 5 of 6 cells, as few as 2 of 3 seeds per mean")
     assert coverage_text(declared, declared[:3]) == "from 3 of 6 cells"  # b: none, a: all
+    # a reading's settings in the records' configs change nothing
+    with_reading = [{**c, "local_work": "epochs"} for c in declared[:5]]
+    assert coverage_text(declared, with_reading) == (
+        "from 5 of 6 cells, as few as 2 of 3 seeds per mean")
     with rendering_coverage("from 2 of 3 cells"):
         t = Table("Table 9 (scale: paper)", ["x"], caption="c.")
         t.add(1)
@@ -194,3 +198,16 @@ def test_fairvfl_negative_fr_is_explained():
     assert "ADULT CEO (weighted, A8)" in note
     t.rows[0][3] = Measured((44.5,))
     assert fairvfl_render.negative_fr_note(t) == ""
+
+
+def test_constrfl_figures_pass_save_figures_label_checks(tmp_path):
+    n, k = 2, 3
+    curves = {f"iter_{m}_client{i}": [0.5, 0.3, 0.2] for m in ("obj", "feas") for i in range(n)}
+    rec = RunRecord("constrfl.fig1", {"dataset": "monks-1", "n": n, "trial": 0}, "m", 0,
+                    curves=curves)
+    paths = constrfl_render.fig1([rec], tmp_path, "smoke")
+    assert [p.name for p in paths] == ["constrfl_fig1.png", "constrfl_fig1.pdf"]
+    fair = {f"iter_{c}": [0.1] * k for c in ("obj_mean", "obj_max", "disp_mean", "disp_min",
+                                              "disp_max", "disp_server")}
+    rec = RunRecord("constrfl.fig2", {"n": 5, "trial": 0}, "f", 0, curves=fair)
+    assert len(constrfl_render.fig2([rec], tmp_path, "smoke")) == 2
