@@ -211,3 +211,13 @@ def test_constrfl_figures_pass_save_figures_label_checks(tmp_path):
                                               "disp_max", "disp_server")}
     rec = RunRecord("constrfl.fig2", {"n": 5, "trial": 0}, "f", 0, curves=fair)
     assert len(constrfl_render.fig2([rec], tmp_path, "smoke")) == 2
+
+
+def test_relfair_fig4_names_the_papers_gini(captured):
+    recs = [RunRecord("relfair.fig4", {"method": "FedAvg", "seed": 0}, "a", 0,
+                      metrics={"gini": 0.2}, curves={"client_val_loss": [1.0, 2.0, 3.0]})]
+    relfair_render.fig4_render(recs, None, "smoke")
+    (fig,) = captured
+    paper = paper_values("relfair_table1").get("gini", task="MNIST", method="FedAvg")[0]
+    assert [t.get_text() for t in fig.legends[0].get_texts()][0] == (
+        f"FedAvg (Gini 0.200; paper {paper})")

@@ -55,7 +55,8 @@ def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
 NEGATIVE_FR_NOTE = (
     "A negative FR: FR = 1 − DEO ([C] §V-A(c)), and DEO (Definition 1) is the absolute "
     "difference of the two groups' mean logistic losses on the positive test rows, not a "
-    "difference of rates: it is not bounded by 1, so FR falls below 0 where the groups' mean "
+    "difference of rates: it is not bounded by 1 (a post-processed predictor's per-row loss is "
+    "−log p̃, up to −log 10⁻¹² ≈ 27.6 where p̃ = 0), so FR falls below 0 where the groups' mean "
     "losses differ by more than 1 (here: {rows}). HM, the harmonic mean of AC and FR, is "
     "taken with FR clipped to 0 (a harmonic mean of a negative number is meaningless), so HM "
     "= 0 in every such run.")
