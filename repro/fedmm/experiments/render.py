@@ -85,6 +85,7 @@ def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> lis
             ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
     fig.suptitle(f"{title} ({scale_text(scale)}; {_band_text(len(seeds))}, seeds "
                  f"{', '.join(str(s) for s in seeds)})")
+    fig.subplots_adjust(top=0.84 if len(settings) == 1 else 0.92)  # the title above the panels
     return save_figure(fig, out, stem)
 
 
