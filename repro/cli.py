@@ -345,6 +345,7 @@ def _every_reading(exp, scale, results, primary):
 
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
+    from repro.engine.report import coverage_of, rendering_coverage
     from repro.engine.runner import auto_scale, collect
     from repro.engine.verify import write_ledger
 
@@ -364,7 +365,7 @@ def cmd_figures(args) -> int:
                       f"{scale}`); nothing rendered")
             continue
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
-        with rendering_stale(note):
+        with rendering_stale(note), rendering_coverage(coverage_of(exp, scale, recs)):
             written = exp.render(recs, out, scale)
         ledger = write_ledger(exp, scale, _every_reading(exp, scale, args.results, recs), out)
         written += [ledger] if ledger is not None else []

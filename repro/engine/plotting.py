@@ -15,7 +15,12 @@ has to remember it), and what a renderer calls where it has the data:
 - **integer ticks** on every linear axis whose plotted data are all integers (rounds,
   iterations, counts);
 - **uncertainty**: :func:`plot_mean_band` draws a mean over seeds with a ±1 std band
-  (sample std) whenever there is more than one seed.
+  (sample std) whenever there is more than one seed;
+- **the paper's values**: :func:`plot_paper_points` marks the values a paper prints in a table
+  (black-edged stars, no line), :func:`plot_paper_curve` draws a curve whose values the paper
+  prints (dashed); both carry the gid ``"paper"`` so that a test can read them back;
+- **the scale, in words**: titles say ``scale: paper`` (:func:`scale_text`), never a bare
+  ``(paper)`` that reads as "the paper's values".
 """
 
 from __future__ import annotations
@@ -113,6 +118,43 @@ def plot_mean_band(ax, x, runs, *, label: str | None = None, **kwargs):
         ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=BAND_ALPHA,
                         linewidth=0, label="_band")
     return line
+
+
+PAPER_GID = "paper"  # the gid of every artist that shows a value the paper prints
+
+
+def scale_text(scale: str) -> str:
+    """``"scale: paper"``: the scale a figure's records ran at, said as such in its title."""
+    return f"scale: {scale}"
+
+
+def plot_paper_points(ax, x, y, *, label: str, color: str = "black", yerr=None,
+                      marker: str = "*"):
+    """Values the paper prints (in a table) at ``x``: large markers edged in black, no line,
+    ``yerr`` the printed std where there is one. Returns the markers' line (gid ``"paper"``).
+    """
+    x, y = np.atleast_1d(np.asarray(x, dtype=float)), np.atleast_1d(np.asarray(y, dtype=float))
+    if yerr is not None and np.any(np.asarray(yerr, dtype=float) > 0):
+        ax.errorbar(x, y, yerr=yerr, ls="none", color=color, capsize=3, zorder=6,
+                    label="_paper_err")
+    (line,) = ax.plot(x, y, ls="none", marker=marker, markersize=11, color=color,
+                      markeredgecolor="black", markeredgewidth=0.8, zorder=7, label=label)
+    line.set_gid(PAPER_GID)
+    return line
+
+
+def plot_paper_curve(ax, x, y, *, label: str, color: str = "black"):
+    """A curve whose values the paper prints, dashed, no markers (gid ``"paper"``)."""
+    (line,) = ax.plot(x, y, ls="--", marker="none", color=color, zorder=6, label=label)
+    line.set_gid(PAPER_GID)
+    return line
+
+
+def paper_artists(fig) -> list:
+    """Every line of ``fig`` that shows the paper's values (:func:`plot_paper_points`,
+    :func:`plot_paper_curve`).
+    """
+    return [ln for ax in fig.get_axes() for ln in ax.get_lines() if ln.get_gid() == PAPER_GID]
 
 
 def integer_ticks(ax, which: str = "x") -> None:
@@ -239,6 +281,11 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
             raise ValueError(f"{stem}: every axes needs a title (or the figure a suptitle)")
     finish_figure(fig)
     from repro.engine.code_identity import RENDERING_STALE
+    from repro.engine.report import RENDERING_COVERAGE, partial_title
+
+    if RENDERING_COVERAGE.get():  # fewer cells than declared: say so in the title
+        title = fig._suptitle.get_text() if fig._suptitle else ""
+        fig.suptitle(partial_title(title).strip(), color="tab:red")
 
     if RENDERING_STALE.get():  # records made by other code: say so in the title
         title = fig._suptitle.get_text() if fig._suptitle else ""

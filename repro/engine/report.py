@@ -13,7 +13,11 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
+from collections import Counter
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -152,14 +156,38 @@ class Measured(SeedValues):
             return NO_PAPER_VALUE
         return self.paper + (f" ± {self.paper_std}" if self.paper_std else "")
 
+    @property
+    def shown_digits(self) -> int:
+        """Decimals shown for ours: the paper's printed precision + 1 digit where it prints a
+        value in fixed notation, else ``digits`` (the CSV keeps full precision).
+        """
+        printed = printed_decimals(self.paper)
+        return self.digits if printed is None else printed + 1
+
     def __str__(self) -> str:
-        return f"{mean_std(self.values, self.digits)} ({self.paper_text})"
+        return f"{mean_std(self.values, self.shown_digits)} ({self.paper_text})"
 
     def csv_cells(self) -> list[object]:
         """``mean, std, n, paper, paper std`` as numbers (empty where there is none)."""
         return [_number(self.mean), _number(self.std), self.n,
                 "" if self.paper is None else _number(_float(self.paper)),
                 "" if not self.paper_std else _number(_float(self.paper_std))]
+
+
+def printed_decimals(text: str | None) -> int | None:
+    """Decimals of a number printed in fixed notation (``"83.0"`` -> 1, ``"56"`` -> 0); None
+    for no value, scientific notation or text (``"NA"``).
+    """
+    m = re.fullmatch(r"\s*[-+]?\d+(?:\.(\d*))?\s*%?\s*", str(text)) if text is not None else None
+    return None if m is None else len(m.group(1) or "")
+
+
+def round_to_printed(x: float, printed: str | None, digits: int = 4) -> str:
+    """``x`` shown to the printed precision of ``printed`` + 1 digit (``digits`` decimals where
+    ``printed`` is not a number in fixed notation); md files only, CSVs keep full precision.
+    """
+    d = printed_decimals(printed)
+    return f"{x:.{digits if d is None else d + 1}f}"
 
 
 def _float(text: str) -> float:
@@ -286,16 +314,85 @@ class Table:
         return "\n".join(lines) + "\n"
 
 
+# "from 2 of 3 cells": set while a table or figure is rendered from fewer cells (or seeds)
+# than its experiment declares (:func:`rendering_coverage`); titles and captions say so.
+RENDERING_COVERAGE: ContextVar[str] = ContextVar("rendering_coverage", default="")
+_SEED_KEYS = ("seed", "trial")
+
+
+def coverage_text(declared: Sequence[dict], recorded: Sequence[dict]) -> str:
+    """``"from k of N cells"`` (and ``", as few as k of N seeds per mean"`` where a group of
+    cells that differ only in their seed has fewer results than the largest declared group)
+    when ``recorded`` (the configs of the cells with a result) are fewer than the ``declared``
+    configs; ``""`` when complete. Counted, not matched: a reading adds its settings to a
+    record's config, so a record's config need not equal its declared cell's.
+    """
+    from repro.engine.records import canonical_json
+
+    k, n = min(len(recorded), len(declared)), len(declared)
+    if n == 0 or k == n:
+        return ""
+    text = f"from {k} of {n} cells"
+
+    def groups(configs: Sequence[dict]) -> Counter:
+        return Counter(canonical_json({a: b for a, b in c.items() if a not in _SEED_KEYS})
+                       for c in configs if any(s in c for s in _SEED_KEYS))
+
+    want, have = groups(declared), groups(recorded)
+    if want and have:
+        seeds, fewest = max(want.values()), min(have.values())
+        if fewest < seeds:
+            text += f", as few as {fewest} of {seeds} seeds per mean"
+    return text
+
+
+def coverage_of(exp, scale: str, records: Sequence) -> str:
+    """:func:`coverage_text` of an experiment's records at ``scale`` against the cells it
+    declares there (``""`` where it declares none it can list).
+    """
+    try:
+        declared = exp.configs(scale)
+    except (ValueError, KeyError, OSError):  # an undeclared scale, a data-dependent grid
+        return ""
+    return coverage_text(declared, [r.config for r in records if getattr(r, "ok", False)])
+
+
+@contextmanager
+def rendering_coverage(text: str):
+    """Within: every table written and figure saved says ``text`` (see :func:`coverage_text`)
+    in its title and caption.
+    """
+    token = RENDERING_COVERAGE.set(text)
+    try:
+        yield
+    finally:
+        RENDERING_COVERAGE.reset(token)
+
+
+def partial_title(title: str) -> str:
+    """``title`` with ``[partial: from k of N cells]`` where the rendering is partial."""
+    cov = RENDERING_COVERAGE.get()
+    return f"{title} [partial: {cov}]" if cov and cov not in title else title
+
+
 def write_table(table: Table, out_dir: Path, stem: str) -> list[Path]:
     """Write ``<stem>.md``, ``<stem>.csv`` and ``<stem>.tex`` into ``out_dir``.
 
-    Rendered from stale records (``repro figures`` sets the note), the caption says so.
+    Rendered from stale records (``repro figures`` sets the note), the caption says so; from
+    fewer cells or seeds than declared (:func:`rendering_coverage`), title and caption say so.
     """
     from repro.engine.code_identity import RENDERING_STALE
 
     if RENDERING_STALE.get() and RENDERING_STALE.get() not in table.caption:
         table.caption = " ".join(filter(None, (f"**{RENDERING_STALE.get()}**: made by other "
                                                "code than this checkout's.", table.caption)))
+    cov = RENDERING_COVERAGE.get()
+    if cov and cov not in table.caption:
+        table.title = partial_title(table.title)
+        table.caption = " ".join(filter(None, (
+            f"**Partial: rendered {cov}** that the experiment declares at this scale; the "
+            "missing cells have no result (run `repro run` again, or see the run's log).",
+            table.caption)))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []

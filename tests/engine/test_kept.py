@@ -87,7 +87,7 @@ def test_cli_partial_compare_keeps_other_experiments_and_a_full_compare_keeps_no
     others = [r for r in rows if r["experiment"] != "fairvfl.conf_table1"]
     assert len(rows) == 532 and {r["verdict"] for r in others} == {"not_run"}
     assert "Where the rows come from" in (figures / "comparison.md").read_text()
-    assert "not recompared" in (figures / "REPORT.md").read_text()
+    assert "not re-run by this comparison" in (figures / "REPORT.md").read_text()
     assert (figures / "claims.csv").is_file()
     assert main(["compare", "--scale", "smoke"]) == 0  # everything recompared: nothing kept
     with open(figures / "comparison.csv", newline="") as f:

@@ -62,7 +62,7 @@ def test_measured_cells_show_ours_beside_the_paper_and_csv_is_numeric(tmp_path):
     t.add("B", Measured((0.5,), None, digits=3), "y")
     t.add("C", "not run", "z")
     md, csv_text, tex = (p.read_text() for p in write_table(t, tmp_path, "m"))
-    assert "| A | 0.90 ± 0.10 (0.85 ± 0.01) | x |" in md
+    assert "| A | 0.900 ± 0.100 (0.85 ± 0.01) | x |" in md
     assert "| B | 0.500 (—) | y |" in md
     assert "ours (paper)" in md and "ours (paper)" in tex and r"(---)" in tex
     rows = list(csv.reader(io.StringIO(csv_text)))
@@ -85,7 +85,7 @@ def test_paper_values_look_up_one_reported_row():
         conf.get("AC_pct", method="FedBCD")
     cell = paper_values("relfair_table1").measured([0.9], "acc_all", 4, task="MNIST",
                                                    method="FedAvg")
-    assert str(cell) == "0.9000 (0.7080)"
+    assert str(cell) == "0.90000 (0.7080)"  # printed to 4 decimals: ours to 5 (#29)
     with pytest.raises(ValueError, match="no reported values for table 'nosuch'"):
         paper_values("nosuch")
 

@@ -52,7 +52,7 @@ def test_journal_table_cells_are_ours_beside_the_paper(tmp_path):
     md, csv_path, _ = render_journal_table(recs, tmp_path, "smoke", "journal_table2")
     text = md.read_text()
     # [J] Table 2, ADULT MLP FedBCD: ACC 85.55, DFP 0.14, DFN 0.19
-    assert "| ADULT | FedBCD | 81.00 ± 1.00 (85.55) | 0.810 ± 0.010 (0.14) | " \
+    assert "| ADULT | FedBCD | 81.000 ± 1.000 (85.55) | 0.810 ± 0.010 (0.14) | " \
            "0.810 ± 0.010 (0.19) | 0.0200 ± 0.0000 (—) |" in text
     rows = list(csv.DictReader(open(csv_path)))
     fair = next(r for r in rows if r["method"] == "FairVFL(0.5)" and r["dataset"] == "C&C")

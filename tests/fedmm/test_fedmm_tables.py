@@ -81,7 +81,7 @@ def test_office_tables_show_ours_beside_the_paper(tmp_path):
     assert na["Average mean"] == "" and float(na["Average paper"]) == 17.7  # 1 of 6 tasks
     md1 = (tmp_path / "fedmm_table1.md").read_text()
     md2 = (tmp_path / "fedmm_table2.md").read_text()
-    assert "| FedMM | DANN | 50.5 ± 0.7 (65.5) |" in md1
+    assert "| FedMM | DANN | 50.50 ± 0.71 (65.5) |" in md1
     assert "| FedAvgGDA | CDAN | not run (62.9) |" in md1  # no record: still the paper's value
     assert "| 7.0 (NA) |" in md2
     for rows in (t1, t2):

@@ -115,7 +115,7 @@ def test_smoke_run_compare_and_render(isolated, capsys):
     assert "**SMOKE SCALE" in (figs / "REPORT.md").read_text()
     table = (figs / "relfair_table1.md").read_text()  # ours (paper) in every metric cell
     assert "| CIFAR10 | FedAvg | not run (0.1704) |" in table
-    assert re.search(r"\| MNIST \| FedAvg \| 0\.\d{4}( ± 0\.\d{4})? \(0\.7080\) \|", table)
+    assert re.search(r"\| MNIST \| FedAvg \| 0\.\d{5}( ± 0\.\d{5})? \(0\.7080\) \|", table)
     head, *body = list(csv.reader(open(figs / "relfair_table1.csv")))
     assert head[:7] == ["task", "method", "acc_all mean", "acc_all std", "acc_all n",
                         "acc_all paper", "acc_all paper std"]

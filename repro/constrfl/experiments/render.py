@@ -22,7 +22,7 @@ from repro.constrfl.experiments.reproduce import (
     np_groups,
     np_rows,
 )
-from repro.engine.plotting import figure, save_figure
+from repro.engine.plotting import figure, plot_paper_points, save_figure, scale_text
 from repro.engine.report import Measured, Table, paper_values, write_table
 
 __all__ = ["PopMeasured", "fig1", "fig2", "paper_cell", "paper_d", "pop_mean_std", "table1",
@@ -118,31 +118,76 @@ def table3(records, out: Path, scale: str) -> list[Path]:
 
 # --------------------------------------------------------------------------- Figure 1
 
+OBJ_COLOR, FEAS_COLOR = "tab:blue", "tab:brown"  # the paper's: blue objective, brown feasibility
+
+
+def _paper_final(ax, x_end: float, stem: str, metric: str, color: str, label: str,
+                 **key) -> None:
+    """The paper's printed value of ``metric`` at ``key`` (Algorithm 1) as a marker at the
+    last outer iteration, its printed std as an error bar; nothing where it prints none.
+    """
+    hit = paper_values(stem).get(metric, method="Algorithm 1", **key)
+    if hit is not None:
+        std = _paper_float(hit[1])
+        plot_paper_points(ax, [x_end], [float(hit[0])], color=color, label=label,
+                          yerr=None if std is None else [std])
+
+
+def _paper_float(text: str | None) -> float | None:
+    try:
+        return None if text in (None, "") else float(text)
+    except ValueError:
+        return None
+
+
+def _key_axes(ax, ax2, left: str, right: str) -> None:
+    """One key per axis: each y axis in the colour of its curves, its label saying so."""
+    ax.set_ylabel(left, color=OBJ_COLOR)
+    ax.tick_params(axis="y", colors=OBJ_COLOR)
+    ax2.set_ylabel(right, color=FEAS_COLOR)
+    ax2.tick_params(axis="y", colors=FEAS_COLOR)
+    ax2.spines["right"].set_visible(True)
+    ax2.spines["right"].set_color(FEAS_COLOR)
+    ax.spines["left"].set_color(OBJ_COLOR)
+
+
 def fig1(records, out: Path, scale: str) -> list[Path]:
+    """Figure 1: per panel (dataset) the clients' mean local objective (left axis, blue) and
+    mean local feasibility (right axis, brown) of one trial, their cross-client bands as the
+    authors' code draws them (specs/constrfl.md §7: objective mean ± (max − mean), feasibility
+    [min, max]), the threshold, and Table 1's printed values for the same dataset and n (mean
+    over the paper's 10 trials, Algorithm 1) as stars at the last iteration.
+    """
     recs = sorted(records, key=lambda r: r.config["dataset"])
-    fig, axes = figure(1, len(recs), figsize=(4.2 * len(recs), 3.4), squeeze=False)
+    fig, axes = figure(1, len(recs), figsize=(4.4 * len(recs), 3.4), squeeze=False)
     for ax, r in zip(axes[0], recs, strict=True):
-        n = r.config["n"]
+        n, ds = r.config["n"], r.config["dataset"]
         obj = np.array([r.curves[f"iter_obj_client{i}"] for i in range(n)])
         feas = np.array([r.curves[f"iter_feas_client{i}"] for i in range(n)])
         k = np.arange(obj.shape[1])
         mo = obj.mean(0)
-        ax.plot(k, mo, color="tab:blue", label="local objective (mean)")
-        ax.fill_between(k, mo - (obj.max(0) - mo), obj.max(0), color="tab:blue", alpha=0.2)
+        ax.plot(k, mo, color=OBJ_COLOR, marker="none", label="objective: mean over clients")
+        ax.fill_between(k, mo - (obj.max(0) - mo), obj.max(0), color=OBJ_COLOR, alpha=0.2,
+                        linewidth=0, label="objective: mean ± (max − mean) over clients")
         ax2 = ax.twinx()
-        ax2.plot(k, feas.mean(0), color="tab:brown", label="local feasibility (mean)")
-        ax2.fill_between(k, feas.min(0), feas.max(0), color="tab:brown", alpha=0.2)
-        ax2.axhline(NP_R, color="black", ls="--", label="threshold 0.2")
-        ax2.set_ylabel("class-1 loss")
-        ax2.set_xlabel("outer iteration k")
+        ax2.plot(k, feas.mean(0), color=FEAS_COLOR, marker="none",
+                 label="feasibility: mean over clients")
+        ax2.fill_between(k, feas.min(0), feas.max(0), color=FEAS_COLOR, alpha=0.2,
+                         linewidth=0, label="feasibility: min–max over clients")
+        ax2.axhline(NP_R, color="black", ls="--", label=f"feasibility threshold {NP_R:g}")
+        _paper_final(ax, k[-1], "constrfl_table1", "objective", OBJ_COLOR,
+                     "objective, Table 1 (paper, 10 trials)", dataset=ds, n=n,
+                     statistic="mean")
+        _paper_final(ax2, k[-1], "constrfl_table1", "feasibility", FEAS_COLOR,
+                     "feasibility, Table 1 (paper, 10 trials)", dataset=ds, n=n,
+                     statistic="mean_over_clients")
+        _key_axes(ax, ax2, "objective: class-0 loss (left)",
+                  "feasibility: class-1 loss (right)")
         ax.set_xlabel("outer iteration k")
-        ax.set_ylabel("class-0 loss")
-        ax.set_title(f"{r.config['dataset']}, n = {n}, trial {r.config['trial']}")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        ax2.legend(h1 + h2, l1 + l2, fontsize=7)
-    fig.suptitle("Figure 1: Algorithm 1 on Neyman-Pearson classification")
-    fig.subplots_adjust(wspace=0.6, top=0.85)
+        ax2.set_xlabel("outer iteration k")  # the twin's own (hidden) label: save_figure asks
+        ax.set_title(f"{ds}, n = {n}, trial {r.config['trial']}")
+    fig.suptitle(f"Figure 1: Algorithm 1 on Neyman-Pearson classification ({scale_text(scale)})")
+    fig.subplots_adjust(wspace=0.7, top=0.82)
     return save_figure(fig, out, "constrfl_fig1")
 
 
@@ -168,31 +213,41 @@ def table2(records, out: Path, scale: str) -> list[Path]:
 # --------------------------------------------------------------------------- Figure 2
 
 def fig2(records, out: Path, scale: str) -> list[Path]:
+    """Figure 2: per panel (n) the clients' mean local loss (left axis, blue) and mean local
+    disparity (right axis, brown) with their cross-client bands (as in :func:`fig1`), the
+    server's disparity, the threshold, and Table 2's printed values for the same n
+    (Algorithm 1; disparity: mean over clients and server) as stars at the last iteration.
+    """
     recs = sorted(records, key=lambda r: r.config["n"])
-    fig, axes = figure(1, len(recs), figsize=(4.2 * len(recs), 3.4), squeeze=False)
+    fig, axes = figure(1, len(recs), figsize=(4.4 * len(recs), 3.4), squeeze=False)
     for ax, r in zip(axes[0], recs, strict=True):
-        c = r.curves
+        c, n = r.curves, r.config["n"]
         k = np.arange(len(c["iter_obj_mean"]))
         mo, mx = np.array(c["iter_obj_mean"]), np.array(c["iter_obj_max"])
-        ax.plot(k, mo, color="tab:blue", label="local objective (mean)")
-        ax.fill_between(k, mo - (mx - mo), mx, color="tab:blue", alpha=0.2)
+        ax.plot(k, mo, color=OBJ_COLOR, marker="none", label="objective: mean over clients")
+        ax.fill_between(k, mo - (mx - mo), mx, color=OBJ_COLOR, alpha=0.2, linewidth=0,
+                        label="objective: mean ± (max − mean) over clients")
         ax2 = ax.twinx()
-        ax2.plot(k, c["iter_disp_mean"], color="tab:brown", label="local disparity (mean)")
-        ax2.fill_between(k, c["iter_disp_min"], c["iter_disp_max"], color="tab:brown",
-                         alpha=0.2)
-        ax2.plot(k, c["iter_disp_server"], color="tab:green", ls="-.",
-                 label="global (server) disparity")
-        ax2.axhline(FAIR_R, color="black", ls="--", label="threshold 0.1")
-        ax2.set_ylabel("loss disparity")
-        ax2.set_xlabel("outer iteration k")
+        ax2.plot(k, c["iter_disp_mean"], color=FEAS_COLOR, marker="none",
+                 label="disparity: mean over clients")
+        ax2.fill_between(k, c["iter_disp_min"], c["iter_disp_max"], color=FEAS_COLOR,
+                         alpha=0.2, linewidth=0, label="disparity: min–max over clients")
+        ax2.plot(k, c["iter_disp_server"], color="tab:blue", ls="-.", marker="none",
+                 label="disparity: global (server) constraint")
+        ax2.axhline(FAIR_R, color="black", ls="--", label=f"disparity threshold {FAIR_R:g}")
+        _paper_final(ax, k[-1], "constrfl_table2", "objective", OBJ_COLOR,
+                     "objective, Table 2 (paper)", dataset="adult-b", n=n, statistic="mean")
+        _paper_final(ax2, k[-1], "constrfl_table2", "loss_disparity", FEAS_COLOR,
+                     "disparity, Table 2 (paper, mean over clients and server)",
+                     dataset="adult-b", n=n, statistic="mean_over_clients_and_server")
+        _key_axes(ax, ax2, "objective: local loss (left)",
+                  "disparity: |L_i0 − L_i1| (right)")
         ax.set_xlabel("outer iteration k")
-        ax.set_ylabel("local loss")
-        ax.set_title(f"adult-b, n = {r.config['n']}, trial {r.config['trial']}")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        ax2.legend(h1 + h2, l1 + l2, fontsize=7)
-    fig.suptitle("Figure 2: Algorithm 1 on fairness-constrained classification")
-    fig.subplots_adjust(wspace=0.6, top=0.85)
+        ax2.set_xlabel("outer iteration k")  # the twin's own (hidden) label: save_figure asks
+        ax.set_title(f"adult-b, n = {n}, trial {r.config['trial']}")
+    fig.suptitle("Figure 2: Algorithm 1 on fairness-constrained classification "
+                 f"({scale_text(scale)})")
+    fig.subplots_adjust(wspace=0.7, top=0.82)
     return save_figure(fig, out, "constrfl_fig2")
 
 

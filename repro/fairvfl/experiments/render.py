@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, save_figure
+from repro.engine.plotting import figure, plot_paper_points, save_figure, scale_text
 from repro.engine.query import where
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
@@ -29,7 +29,7 @@ def _cell(values, stem, metric, scale=1.0, digits=4, **key):
 
 def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
     stem = "fairvfl_conf_table1"
-    t = Table(f"[C] Table I reproduced ({scale}): test AC / FR / HM in %, mean ± std "
+    t = Table(f"[C] Table I reproduced ({scale_text(scale)}): test AC / FR / HM in %, mean ± std "
               "(ddof = 1) over runs", ["dataset", "method", "AC", "FR", "HM"])
     # (label, records' match, metric prefix, the reported row's method and epsilon or None)
     rows = (("FedBCD", {"method": "FedBCD"}, "", ("FedBCD", "")),
@@ -48,15 +48,34 @@ def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
                         "epsilon": reported[1]})
                 cells.append(_cell(vals, stem, metric if reported else None, 100.0, 2, **key))
             t.add(_NAMES[d], label, *cells)
+    t.caption = negative_fr_note(t)
     return write_table(t, out, stem)
+
+
+NEGATIVE_FR_NOTE = (
+    "A negative FR: FR = 1 − DEO ([C] §V-A(c)), and DEO (Definition 1) is the absolute "
+    "difference of the two groups' mean logistic losses on the positive test rows, not a "
+    "difference of rates: it is not bounded by 1 (a post-processed predictor's per-row loss is "
+    "−log p̃, up to −log 10⁻¹² ≈ 27.6 where p̃ = 0), so FR falls below 0 where the groups' mean "
+    "losses differ by more than 1 (here: {rows}). HM, the harmonic mean of AC and FR, is "
+    "taken with FR clipped to 0 (a harmonic mean of a negative number is meaningless), so HM "
+    "= 0 in every such run.")
+
+
+def negative_fr_note(t: Table) -> str:
+    """The caption note on rows whose mean FR is negative (``""`` where none is)."""
+    col = t.columns.index("FR")
+    rows = [f"{r[0]} {r[1]}" for r in t.rows
+            if isinstance(r[col], Measured) and r[col].values and r[col].mean < 0]
+    return NEGATIVE_FR_NOTE.format(rows=", ".join(rows)) if rows else ""
 
 
 def render_journal_table(records, out: Path, scale: str, stem: str) -> list[Path]:
     model = records[0].config["model"] if records else "LM"
     reported = f"fairvfl_{stem}"
-    t = Table(f"[J] {'Table 1' if model == 'LM' else 'Table 2'} reproduced ({scale}, {model}):"
-              " test ACC %, DFP, DFN, mean ± std over runs", ["dataset", "method", "ACC",
-                                                              "DFP", "DFN", "train DEO"])
+    t = Table(f"[J] {'Table 1' if model == 'LM' else 'Table 2'} reproduced "
+              f"({scale_text(scale)}, {model}): test ACC %, DFP, DFN, mean ± std over runs",
+              ["dataset", "method", "ACC", "DFP", "DFN", "train DEO"])
     eps_values = sorted({r.config["eps"] for r in records if r.config["method"] == "FairVFL"})
     methods = [("FedBCD", {"method": "FedBCD"}, "", ("FedBCD", "")),
                ("FedBCD + EO", {"method": "FedBCD"}, "eo_", ("FedBCD + EO", "")),
@@ -92,11 +111,29 @@ def render_conf_fig1(records, out: Path, scale: str) -> list[Path]:
         base = mean_over_seeds(records, "acc", dataset=d, method="FedBCD")
         if base:
             ax.axhline(100 * np.mean(base), ls="--", color="gray", label="FedBCD AC")
+        _table1_points(ax, d, eps)
         ax.set_xticks(x, [f"{e:g}" for e in eps])
         ax.set(xlabel=r"$\varepsilon$", ylabel="% (mean ± std over runs)", title=_NAMES[d])
-        ax.legend()
-    fig.suptitle(f"[C] Fig. 1 reproduced ({scale}): effect of ε")
+    fig.suptitle(f"[C] Fig. 1 reproduced ({scale_text(scale)}): effect of ε; stars: the "
+                 "paper's Table I (Fair VFL, ε = 0.01)")
     return save_figure(fig, out, "fairvfl_conf_fig1")
+
+
+def _table1_points(ax, dataset: str, eps: list[float]) -> None:
+    """The values [C] Table I prints for Fair VFL at ε = 0.01 (AC, FR, with their std), as
+    stars at ε = 0.01 in the colours of our AC and FR curves (C0, C1); the figure itself the
+    paper prints as an image only.
+    """
+    if 0.01 not in eps:
+        return
+    printed = paper_values("fairvfl_conf_table1")
+    for i, (metric, name) in enumerate((("AC_pct", "AC"), ("FR_pct", "FR"))):
+        hit = printed.get(metric, dataset=dataset, model="LM", method="Fair VFL",
+                          epsilon="0.01")
+        if hit is not None:
+            plot_paper_points(ax, [eps.index(0.01)], [float(hit[0])], color=f"C{i}",
+                              yerr=[float(hit[1])] if hit[1] else None,
+                              label=f"{name}, Table I (paper)")
 
 
 def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
@@ -115,7 +152,7 @@ def render_conf_fig2(records, out: Path, scale: str) -> list[Path]:
         ax.set(xlabel=r"communication round $t + 1$ (log)", ylabel=r"training loss $L(\theta)$",
                title=_NAMES[d])
         ax.legend(fontsize=6)
-    fig.suptitle(f"[C] Fig. 2 reproduced ({scale})")
+    fig.suptitle(f"[C] Fig. 2 reproduced ({scale_text(scale)})")
     return save_figure(fig, out, "fairvfl_conf_fig2")
 
 
@@ -144,6 +181,6 @@ def render_journal_fig(records, out: Path, scale: str, stem: str) -> list[Path]:
                 ax.text(0.5, 0.5, "no records yet", transform=ax.transAxes, ha="center",
                         va="center", color="0.4")
     model = records[0].config["model"] if records else "LM"
-    fig.suptitle(f"[J] {'Fig. 1' if model == 'LM' else 'Fig. 2'} reproduced ({scale}, {model},"
-                 " seed 0)")
+    fig.suptitle(f"[J] {'Fig. 1' if model == 'LM' else 'Fig. 2'} reproduced "
+                 f"({scale_text(scale)}, {model}, seed 0)")
     return save_figure(fig, out, f"fairvfl_{stem}")

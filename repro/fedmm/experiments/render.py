@@ -9,13 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.plotting import figure, plot_mean_band, save_figure, scale_text
 from repro.engine.query import where
 from repro.engine.records import RunRecord
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
-from repro.fedmm.experiments.claims import budget
 from repro.fedmm.models import DA_METHODS
 
 FINAL_COLUMNS = ("final acc (full test)", "best acc (subset)",
@@ -54,30 +53,39 @@ def _setting(r: RunRecord) -> str:
     return str(r.config.get("clients", "1+1"))
 
 
+def _band_text(n_seeds: int) -> str:
+    return (f"mean over {n_seeds} seeds, band ±1 std" if n_seeds > 1
+            else "one seed: no band")
+
+
 def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
     """One row of DANN/CDAN/MDD panels per client setting (one row unless Fig. 5's split
-    settings have records), seed-mean curves.
+    settings have records), seed-mean curves with a ±1 std band over seeds; each method keeps
+    one colour in every panel, so one legend below the panels keys them all. The paper prints
+    these figures as images only: there are no printed values to overlay.
     """
-    seeds = budget(records).split("seeds ")[1]
+    seeds = sorted({s for r in records for s in np.atleast_1d(r.config["seed"]).tolist()})
     records = seed_mean(records)
     settings = sorted({_setting(r) for r in records},
                       key=lambda c: sum(int(x) for x in c.split("+")))
+    labels = sorted({_label(r) for r in records})
+    color = {lab: f"C{i}" for i, lab in enumerate(labels)}
     fig, axes = figure(len(settings), 3, figsize=(13, 3.6 + 4.4 * (len(settings) - 1)),
                        squeeze=False, gridspec_kw={"hspace": 0.45})
     for row, setting in zip(axes, settings, strict=True):
         recs = [r for r in records if _setting(r) == setting]
         for ax, da in zip(row, DA_METHODS, strict=True):
-            for r in where(recs, da=da):
+            for r in sorted(where(recs, da=da), key=_label):
                 plot_mean_band(ax, r.curves["round"], 100 * np.asarray(r.curves["acc_runs"]),
-                               label=_label(r))
+                               label=_label(r), color=color[_label(r)])
             if max((max(r.curves["round"]) for r in where(recs, da=da)), default=0) > 200:
                 ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
             ax.set_xlabel("communication round")
             ax.set_ylabel("MNIST-M test accuracy (%)")
             ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
-            if len(where(recs, da=da)) > 1:
-                ax.legend()
-    fig.suptitle(f"{title} ({scale}, mean over seeds {seeds}, band ±1 std)")
+    fig.suptitle(f"{title} ({scale_text(scale)}; {_band_text(len(seeds))}, seeds "
+                 f"{', '.join(str(s) for s in seeds)})")
+    fig.subplots_adjust(top=0.84 if len(settings) == 1 else 0.92)  # the title above the panels
     return save_figure(fig, out, stem)
 
 
@@ -145,14 +153,15 @@ def render_fig2(records, out: Path, scale: str) -> list[Path]:
     a1.set_xlabel("communication round")
     a1.set_ylabel("MNIST-M test accuracy (%)")
     a1.set_title("accuracy vs rounds")
-    a1.legend()
     ps = sorted(r.config["p"] for r in ok)
     accs = [100 * where(ok, p=p)[0].metrics["test_acc_full"] for p in ps]
     a2.plot(ps, accs, marker="o")
     a2.set_xlabel("p (fraction of source data on client 1)")
     a2.set_ylabel("final accuracy (%)")
     a2.set_title("final accuracy vs p")
-    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale}, mean over seeds, band ±1 std)")
+    n_seeds = max(len(np.atleast_1d(r.config["seed"])) for r in ok)
+    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale_text(scale)}; "
+                 f"{_band_text(n_seeds)})")
     return paths + save_figure(fig, out, "fedmm_fig2")
 
 
@@ -198,7 +207,7 @@ def render_tables(records, out: Path, scale: str) -> list[Path]:
         if stem == "fedmm_table2":
             caption += (" (NA): the paper's text prints an unreadable glyph for this cell "
                         "(W->D, FedAvgGDA, CDAN).")
-        t = Table(f"{title}, scale={scale}", ["method", "DA", *TASKS, "Average"],
+        t = Table(f"{title} ({scale_text(scale)})", ["method", "DA", *TASKS, "Average"],
                   caption=caption)
         for alg in TABLE_METHODS:
             for da in DA_METHODS:

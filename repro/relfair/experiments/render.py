@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, plot_mean_band, save_figure
+from repro.engine.plotting import figure, plot_mean_band, plot_paper_points, save_figure, scale_text
 from repro.engine.query import by
 from repro.engine.records import RunRecord
 from repro.engine.report import Table, paper_values, write_table
@@ -52,14 +52,18 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
         if recs and "val_acc" in recs[0].curves:
             runs = np.array([r.curves["val_acc"] for r in recs])
             every = recs[0].config["eval_every"]
-            plot_mean_band(ax, every * np.arange(1, runs.shape[1] + 1), runs, color=f"C{i}",
-                           label=m)
+            x = every * np.arange(1, runs.shape[1] + 1)
+            plot_mean_band(ax, x, runs, color=f"C{i}", label=m)
             n_seeds = max(n_seeds, len(recs))
+            hit = printed.get("acc_all", task="MNIST", method=m)
+            if hit is not None:  # Table 1's value of the last iterate, at the last round
+                plot_paper_points(ax, [x[-1]], [float(hit[0])], color=f"C{i}",
+                                  label=f"{m}, Table 1 (paper)")
     ax.set_xlabel("round")
     ax.set_ylabel("mean client validation accuracy")
-    ax.set_title(f"MNIST learning curves ({scale}): mean over {n_seeds} seed"
-                 + ("s, band ±1 std" if n_seeds > 1 else ""))
-    ax.legend(fontsize=7)
+    ax.set_title(f"MNIST learning curves ({scale_text(scale)}): mean over {n_seeds} seed"
+                 + ("s, band ±1 std" if n_seeds > 1 else "")
+                 + "; stars: the paper's Table 1 (all clients' accuracy)", fontsize=8)
     return paths + save_figure(fig, out, "relfair_table1_curves")
 
 
@@ -79,11 +83,16 @@ def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
     for i, m in enumerate(METHODS):
         if (m,) in groups:
             x, y = transformed_lorenz(groups[(m,)][0].curves["client_val_loss"])
-            ax.plot(x, y, color=f"C{i}", label=f"{m} (Gini {groups[(m,)][0].metrics['gini']:.3f})")
+            # the paper prints no values of the curves; its Table 1 prints their Gini
+            hit = paper_values("relfair_table1").get("gini", task="MNIST", method=m)
+            paper = f"; paper {hit[0]}" if hit else ""
+            ours = groups[(m,)][0].metrics["gini"]
+            ax.plot(x, y, color=f"C{i}", label=f"{m} (Gini {ours:.3f}{paper})")
     ax.plot([0, 1], [0, 0.5], color="gray", ls=":", label="equality")
     ax.set_xlabel("cumulative share of clients")
     ax.set_ylabel(r"transformed Lorenz curve $l(x) - x/2$")
-    ax.set_title(f"Fig. 4: MNIST client losses ({scale}, seed 0)")
+    ax.set_title(f"Fig. 4: MNIST client losses ({scale_text(scale)}, seed 0); Gini: ours; "
+                 "paper = its Table 1", fontsize=9)
     ax.legend(fontsize=7)
     return save_figure(fig, out, "relfair_fig4")
 
@@ -145,9 +154,9 @@ def fig3_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
             label="continuous optimum (SLSQP)")
     ax.set_xlabel(r"$\phi$")
     ax.set_ylabel(r"$R(\theta^*_\phi) = \max_j f_j / \min_j f_j$")
-    ax.set_title(f"Fig. 3: Penguins ({scale} grid)")
+    ax.set_title(f"Fig. 3: Penguins ({scale_text(scale)} grid)")
     ax.legend()
-    table = Table(f"relfair.fig3: Penguins grid solutions ({scale})",
+    table = Table(f"relfair.fig3: Penguins grid solutions ({scale_text(scale)})",
                   ["phi", "theta1", "theta2", "theta3", "f1", "f2", "f3", "R"])
     for p in PHIS:
         table.add(p, *(f"{m[f'theta{j}_phi{p}']:.3f}" for j in (1, 2, 3)),

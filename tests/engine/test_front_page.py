@@ -1,0 +1,78 @@
+"""#29 item 2: REPORT.md's front page, one row per paper table and figure with its verdict in
+words (from the rows' verdict counts), and 'k of N cells' where fewer cells were recorded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from repro.engine.experiment import CellResult, Experiment
+from repro.engine.overview import claim_words, front_page, verdict_words, write_overview
+from repro.engine.records import RunRecord
+
+
+def test_verdict_words_from_counts():
+    assert verdict_words(Counter(match=3, within_noise=2)) == "reproduced: all 5 rows"
+    assert verdict_words(Counter(match=1)) == "reproduced: all 1 row"
+    assert verdict_words(Counter(match=3, within_noise=1, deviates=4)) == "partly: 4 of 8 rows"
+    assert verdict_words(Counter(deviates=6)) == "not reproduced: 0 of 6 rows"
+    assert verdict_words(Counter(not_run=7), "Office-31 is not available") == (
+        "not run: Office-31 is not available")
+    # substitute-data rows and rows not run are not among the compared N, and are named
+    assert verdict_words(Counter(match=11, substitute_data=66, not_run=7)) == (
+        "reproduced: all 11 rows (66 more on substitute data, not compared; 7 not run)")
+    assert verdict_words(Counter(substitute_data=4)).startswith(
+        "not comparable: all 4 rows on substitute data")
+    assert verdict_words(Counter()) == "no rows to compare"
+
+
+def test_claim_words_from_counts():
+    assert claim_words(Counter({"pass": 1})) == "reproduced: its one claim holds"
+    assert claim_words(Counter({"pass": 2, "fail": 1})) == "partly: 2 of 3 claims hold"
+    assert claim_words(Counter({"fail": 3})) == "not reproduced: 0 of 3 claims hold"
+    assert claim_words(Counter({"pass": 2, "inconclusive": 1})) == (
+        "reproduced: all 2 claims hold (1 inconclusive or not run)")
+    assert claim_words(Counter({"not_run": 2}), "no records") == "not run: no records"
+    assert claim_words(Counter({"inconclusive": 1, "not_run": 2})) == (
+        "undecided: 1 inconclusive, 2 not run (of 3 claims)")
+    assert claim_words(Counter()).startswith("drawn; nothing to compare")
+
+
+def _exp(name, title, n_cells=3):
+    return Experiment(name=name, title=title, paper="003",
+                      cells=lambda s: [{"seed": i} for i in range(n_cells)],
+                      run_cell=lambda c, ctx: CellResult({}))
+
+
+def test_front_page_rows_sentences_and_partial_cells(tmp_path):
+    t4 = _exp("constrfl.table4", "Table 4: LCQP")
+    f1 = _exp("constrfl.fig1", "Figure 1: curves")
+    demo = Experiment(name="core.demo", title="demo", paper="", cells=lambda s: [{"seed": 0}],
+                      run_cell=lambda c, ctx: CellResult({}))
+    recs = [RunRecord("constrfl.table4", {"seed": i}, f"k{i}", i) for i in range(2)]
+    comparison = [{"experiment": "constrfl.table4", "table": "4", "verdict": v,
+                   "scale": "paper", "reading": "as-written", "made_by": "abc123def456"}
+                  for v in ("match", "within_noise", "deviates")]
+    claims = [{"experiment": "constrfl.fig1", "verdict": "pass", "scale": "paper",
+               "reading": "as-written", "made_by": "kept: a876b2c0803e"},
+              {"experiment": "core.demo", "verdict": "pass", "scale": "smoke"}]
+    exps = {e.name: e for e in (t4, f1, demo)}
+    lines = front_page(exps, {"constrfl.table4": ("paper", recs)}, comparison, claims)
+    text = "\n".join(lines)
+    assert ("| constrfl (003) | Table 4 | partly: 2 of 3 rows; from 2 of 3 cells | — | paper "
+            "| as-written | this code (records of abc123def456) |") in text
+    assert ("| constrfl (003) | Figure 1 | reproduced: its one claim holds | 1 of 1 | paper "
+            "| as-written | an earlier run, not remade here: commit a876b2c0803e |") in text
+    assert "core" not in text.split("\n\n")[0]  # the demo is not a paper
+    assert sum(ln.startswith("| constrfl") for ln in lines) == 2
+    sentence = [ln for ln in lines if ln.startswith("- **")]
+    assert len(sentence) == 1 and "of its 1 table, 1 is partly reproduced (2 of 3 compared " \
+        "numbers match or lie within noise)" in sentence[0]
+    assert "of its 1 figure, 1 is reproduced; 1 of 1 checked claims hold." in sentence[0]
+    report = write_overview(exps, {"constrfl.table4": ("paper", recs)}, comparison, claims,
+                            tmp_path).read_text()
+    assert report.index("| paper | table / figure | verdict") < report.index("## Counts")
+    assert "2 of 3 cells recorded" in report
+    assert "## core: the pipeline demo (not a paper)" in report
+    assert "kept" not in report  # internal words replaced by what they mean
+    assert "copied from an earlier run (commit a876b2c0803e)" in report
