@@ -67,7 +67,7 @@ class Merit:
         blk = self.block
         if not hasattr(blk, "loss_parts"):
             return self.value(W), self.grad(W)
-        phi, dphi, _ = blk.loss_parts(W)
+        phi, dphi, _ = blk._loss_parts(W, False)
         c = np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r
         a = _plus(blk, self.mu + self.beta * c)
         dw = W - self.center
