@@ -109,3 +109,28 @@ def test_server_warm_start_from_its_cached_merit_gives_the_same_run():
             assert np.array_equal(x, y)
     # the start of rounds 2..12 is the previous output: one evaluation saved in each
     assert len(fresh_calls) - len(cached_calls) == 11
+
+
+def test_diagonal_add_and_row_take_equal_their_plain_forms():
+    import dataclasses
+
+    from repro.constrfl.merit import _add_to_diagonal
+    from repro.constrfl.subsolvers import _take_many
+
+    rng = np.random.default_rng(6)
+    H = rng.standard_normal((4, 5, 5))
+    for arr in (H.copy(), H.copy().transpose(0, 2, 1)):          # contiguous and not
+        ref = arr.copy()
+        ref[:, np.arange(5), np.arange(5)] += 0.3
+        _add_to_diagonal(arr, 0.3)
+        assert np.array_equal(arr, ref)
+    for blk in (np_small(rng, d=5, n=4).clients[0], _fair_problem(rng).server):
+        idx = np.array([0]) if blk.size == 1 else np.array([2, 0])
+        got = _take_many(blk, idx)
+        ref = dataclasses.replace(blk, **{f.name: getattr(blk, f.name)[idx]
+                                          for f in dataclasses.fields(blk)
+                                          if isinstance(getattr(blk, f.name), np.ndarray)})
+        assert type(got) is type(ref)
+        for f in dataclasses.fields(blk):
+            a, b = getattr(got, f.name), getattr(ref, f.name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
