@@ -116,10 +116,14 @@ def cholesky_factors(Q: np.ndarray, rho: float) -> list[np.ndarray]:
     """Upper Cholesky factors of ``Q_j + rho I`` (what ``scipy.linalg.cho_factor`` computes,
     without its finiteness scan); a non-positive-definite matrix raises ``LinAlgError``.
     """
-    eye = rho * np.eye(Q.shape[-1])
+    d = Q.shape[-1]
     out = []
     for j, Qj in enumerate(Q):
-        c, info = _potrf(Qj + eye, lower=False, clean=False)
+        # Q_j + rho I built in the Fortran order LAPACK reads (the copy f2py would make) and
+        # factorized in place: the same entries (off the diagonal q + 0 = q), one copy fewer
+        M = np.array(Qj, order="F")
+        M.reshape(-1, order="F")[::d + 1] += rho
+        c, info = _potrf(M, lower=False, clean=False, overwrite_a=True)
         if info != 0:
             raise np.linalg.LinAlgError(f"Q_{j} + rho I is not positive definite (potrf {info})")
         out.append(c)

@@ -134,3 +134,24 @@ def test_diagonal_add_and_row_take_equal_their_plain_forms():
         for f in dataclasses.fields(blk):
             a, b = getattr(got, f.name), getattr(ref, f.name)
             assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+
+
+def test_cholesky_factors_equal_the_plain_factorization_bitwise():
+    import scipy.linalg.lapack
+
+    from repro.constrfl.problem import lcqp_reference
+    from repro.constrfl.subsolvers import cholesky_factors
+
+    blk = lcqp_reference(40, 3, 2).clients[0]
+    rng = np.random.default_rng(7)
+    merit = Merit(blk, rng.standard_normal((3, 2)), rng.standard_normal(40), 10.0, 1 / 40)
+    Q = merit.quadratic_matrix()
+    for rho in (1.0, 1e-3):
+        got = cholesky_factors(Q, rho)
+        for Qj, c in zip(Q, got, strict=True):
+            ref, info = scipy.linalg.lapack.dpotrf(Qj + rho * np.eye(40), lower=False,
+                                                   clean=False)
+            assert info == 0 and np.array_equal(c, ref)
+            assert np.allclose(np.triu(c).T @ np.triu(c), Qj + rho * np.eye(40), atol=1e-12)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        cholesky_factors(-Q, 0.0)
