@@ -132,11 +132,11 @@ class Merit:
     def quadratic_matrix(self) -> np.ndarray:
         """``Q = A + beta CᵀC + prox I``: independent of ``mu^k`` and ``w^k``."""
         blk = self._check_quadratic()
-        d = blk.d
-        Q = self.beta * np.matmul(blk.G.transpose(0, 2, 1), blk.G)     # batched BLAS
+        Q = np.matmul(blk.G.transpose(0, 2, 1), blk.G)                 # batched BLAS
+        Q *= self.beta                          # = beta * (CᵀC), without a second array
         if blk.A is not None:
             Q += blk.A
-        Q[:, np.arange(d), np.arange(d)] += self.prox
+        _add_to_diagonal(Q, self.prox)
         return Q
 
     def quadratic_linear(self) -> np.ndarray:

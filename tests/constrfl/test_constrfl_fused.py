@@ -146,6 +146,9 @@ def test_cholesky_factors_equal_the_plain_factorization_bitwise():
     rng = np.random.default_rng(7)
     merit = Merit(blk, rng.standard_normal((3, 2)), rng.standard_normal(40), 10.0, 1 / 40)
     Q = merit.quadratic_matrix()
+    plain = 10.0 * np.matmul(blk.G.transpose(0, 2, 1), blk.G) + blk.A
+    plain[:, np.arange(40), np.arange(40)] += 1 / 40
+    assert np.array_equal(Q, plain)
     for rho in (1.0, 1e-3):
         got = cholesky_factors(Q, rho)
         for Qj, c in zip(Q, got, strict=True):
