@@ -171,17 +171,26 @@ class ServerSide:
         self.w: np.ndarray | None = None
         self.u_tilde: np.ndarray | None = None
         self.residual = 0.0
+        # P_0 and grad P_0 at the last output (P_0 is fixed within one Algorithm-2 call): the
+        # next round's solve starts there, so its start is not evaluated again (same numbers).
+        self._cache: dict = {}
+        self._W: np.ndarray | None = None
+        self._w_out: np.ndarray | None = None
 
     def receive_initial(self, w0: np.ndarray, ups: list[InitialUpload]) -> None:
         self.w = np.array(w0, dtype=float)
+        self._cache, self._W = {}, None
         self.u_tilde = np.stack([u.u_tilde for u in sorted(ups, key=lambda u: u.client)])
 
     def aggregate(self, eps: float) -> Broadcast:
         """Lines 4-6: solve (18) to ``dist_inf(0, ∂phi_0) <= eps`` and broadcast w^{t+1}."""
         ctr = self.u_tilde.mean(axis=0)
         tol = self.config.inner_tol(eps)
-        W, res, _ = self.solver(self.w[None], np.zeros((1, self.w.size)), ctr, tol)
-        self.w, self.residual = W[0], float(res[0])
+        same = self._W is not None and self._w_out is self.w    # w not replaced since then
+        start = self._W if same else self.w[None]
+        W, res, _ = self.solver(start, np.zeros((1, self.w.size)), ctr, tol, self._cache)
+        self._W, self._w_out = W, W[0]
+        self.w, self.residual = self._w_out, float(res[0])
         return Broadcast(self.w.copy())
 
     def receive(self, ups: list[ClientUpload]) -> float:

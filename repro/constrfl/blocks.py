@@ -240,7 +240,13 @@ class LogisticBlock:
         return self._gram(self._mixed_weights(a) * self._d2phi(self._z(W)))
 
     def _mixed_weights(self, a: np.ndarray) -> np.ndarray:
-        """``sum_k a_k Gw_k``: (b, m) -> (b, M)."""
+        """``sum_k a_k Gw_k``: (b, m) -> (b, M). One constraint (Neyman-Pearson): the
+        elementwise product, which is what the matmul's single term is (bitwise: a sum of one
+        product with no rounding in between; tests/constrfl/test_blocks.py holds it to the
+        matmul).
+        """
+        if self.Gw.shape[1] == 1:
+            return a[:, :1] * self.Gw[:, 0, :]
         return np.matmul(a[:, None, :], self.Gw)[:, 0, :]
 
     def lagrangian_grad(self, W: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -255,12 +261,30 @@ class LogisticBlock:
         sigmoid ``1/(1+e)`` (z >= 0) or ``e/(1+e)`` (z < 0) and ``sigma(1-sigma) = e/(1+e)^2``
         (the batched solver's kernel; :meth:`phi` / :meth:`_dphi` are the oracle's).
         """
+        return self._loss_parts(W, True)
+
+    def _loss_parts(self, W: np.ndarray, second: bool):
+        """:meth:`loss_parts` (``phi''`` only when ``second``; None otherwise: the value and
+        gradient of :meth:`Merit.value_grad` do not use it). The same elementwise operations
+        in the same order as the formulas of :meth:`loss_parts`, written in place (fewer
+        temporaries), hence bitwise the same numbers.
+        """
         z = self._z(W)
-        e = np.exp(-np.abs(z))
-        inv = 1.0 / (1.0 + e)
-        phi = np.maximum(z, 0.0) + np.log1p(e) - self.y * z
-        dphi = np.where(z >= 0, inv, e * inv) - self.y
-        return phi, dphi, e * inv * inv
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)                       # e = exp(-|z|)
+        inv = np.add(e, 1.0)
+        np.divide(1.0, inv, out=inv)           # 1 / (1 + e)
+        phi = np.maximum(z, 0.0)
+        phi += np.log1p(e)
+        phi -= self.y * z
+        ei = e * inv
+        dphi = np.where(z >= 0, inv, ei)
+        dphi -= self.y
+        if not second:
+            return phi, dphi, None
+        ei *= inv                              # e * inv * inv, left to right
+        return phi, dphi, ei
 
     def lagrangian_hess(self, W: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(∇²f + sum_k a_k ∇²c_k, jac_c)`` from one evaluation of ``z = Xw``."""

@@ -30,6 +30,18 @@ def multiplier_update(block, mu: np.ndarray, W: np.ndarray, beta: float) -> np.n
     return _plus(block, mu + beta * block.c(W))
 
 
+def _add_to_diagonal(H: np.ndarray, v: float) -> None:
+    """``H[:, i, i] += v`` for a stack of square matrices, through a strided view of the
+    diagonals when ``H`` is contiguous (the same additions as the fancy index, without building
+    its index arrays).
+    """
+    b, d, _ = H.shape
+    if H.flags.c_contiguous:
+        H.reshape(b, d * d)[:, ::d + 1] += v
+    else:
+        H[:, np.arange(d), np.arange(d)] += v
+
+
 @dataclass(frozen=True)
 class Merit:
     """P_{i,k} of the parties of ``block`` for fixed ``(mu (b, m), center (d,), beta, prox)``."""
@@ -67,13 +79,14 @@ class Merit:
         blk = self.block
         if not hasattr(blk, "loss_parts"):
             return self.value(W), self.grad(W)
-        phi, dphi, _ = blk.loss_parts(W)
+        phi, dphi, _ = blk._loss_parts(W, False)
         c = np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r
         a = _plus(blk, self.mu + self.beta * c)
         dw = W - self.center
+        # ndarray.sum is np.sum's reduction (np.add.reduce) without its Python wrapper
         val = (np.einsum("bm,bm->b", blk.fw, phi)
-               + (np.sum(a * a, axis=1) - np.sum(self.mu * self.mu, axis=1)) / (2 * self.beta)
-               + 0.5 * self.prox * np.sum(dw * dw, axis=1))
+               + ((a * a).sum(axis=1) - (self.mu * self.mu).sum(axis=1)) / (2 * self.beta)
+               + 0.5 * self.prox * (dw * dw).sum(axis=1))
         g = blk._rows_t((blk.fw + blk._mixed_weights(a)) * dphi) + self.prox * dw
         return val, g
 
@@ -100,7 +113,7 @@ class Merit:
     def _finish_hess(self, H, J, active, d):
         """``H + beta sum_{j active} ∇c_j ∇c_jᵀ + prox I`` (the generalized Hessian)."""
         H = H + self.beta * np.matmul(J.transpose(0, 2, 1) * active[:, None, :], J)
-        H[:, np.arange(d), np.arange(d)] += self.prox
+        _add_to_diagonal(H, self.prox)
         return H
 
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray]:
@@ -119,11 +132,11 @@ class Merit:
     def quadratic_matrix(self) -> np.ndarray:
         """``Q = A + beta CᵀC + prox I``: independent of ``mu^k`` and ``w^k``."""
         blk = self._check_quadratic()
-        d = blk.d
-        Q = self.beta * np.matmul(blk.G.transpose(0, 2, 1), blk.G)     # batched BLAS
+        Q = np.matmul(blk.G.transpose(0, 2, 1), blk.G)                 # batched BLAS
+        Q *= self.beta                          # = beta * (CᵀC), without a second array
         if blk.A is not None:
             Q += blk.A
-        Q[:, np.arange(d), np.arange(d)] += self.prox
+        _add_to_diagonal(Q, self.prox)
         return Q
 
     def quadratic_linear(self) -> np.ndarray:

@@ -17,6 +17,7 @@ Every subproblem is, for each party j of a block::
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ import scipy.linalg.blas
 import scipy.linalg.lapack
 import scipy.optimize
 
-from repro.constrfl.merit import Merit
+from repro.constrfl.merit import Merit, _add_to_diagonal
 
 __all__ = ["ExactQuadratic", "FactorCache", "NewtonBreakdown", "SolveInfo", "cholesky_factors",
            "lbfgsb_solve", "newton_solve", "solve"]
@@ -115,10 +116,14 @@ def cholesky_factors(Q: np.ndarray, rho: float) -> list[np.ndarray]:
     """Upper Cholesky factors of ``Q_j + rho I`` (what ``scipy.linalg.cho_factor`` computes,
     without its finiteness scan); a non-positive-definite matrix raises ``LinAlgError``.
     """
-    eye = rho * np.eye(Q.shape[-1])
+    d = Q.shape[-1]
     out = []
     for j, Qj in enumerate(Q):
-        c, info = _potrf(Qj + eye, lower=False, clean=False)
+        # Q_j + rho I built in the Fortran order LAPACK reads (the copy f2py would make) and
+        # factorized in place: the same entries (off the diagonal q + 0 = q), one copy fewer
+        M = np.array(Qj, order="F")
+        M.reshape(-1, order="F")[::d + 1] += rho
+        c, info = _potrf(M, lower=False, clean=False, overwrite_a=True)
         if info != 0:
             raise np.linalg.LinAlgError(f"Q_{j} + rho I is not positive definite (potrf {info})")
         out.append(c)
@@ -155,8 +160,7 @@ def _merit_value_grad(merit, U):
 def _phi_from_merit(v, g, U, lin, rho, ctr):
     """``(phi(U), grad phi(U))`` from ``(P(U), grad P(U))``: the linear and proximal terms."""
     du = U - ctr
-    return (v + np.sum(lin * U, axis=1) + 0.5 * rho * np.sum(du * du, axis=1),
-            g + lin + rho * du)
+    return (v + (lin * U).sum(axis=1) + 0.5 * rho * (du * du).sum(axis=1), g + lin + rho * du)
 
 
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
@@ -188,7 +192,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
               else (np.array(merit_at_start[0], dtype=float),
                     np.array(merit_at_start[1], dtype=float)))
     fval, g = _phi_from_merit(vP, gP, U, lin, rho, ctr)
-    res = np.max(np.abs(g), axis=1)
+    res = np.abs(g).max(axis=1)
     Hc = hess_cache.get("H") if hess_cache is not None else None
     usable = np.zeros(b, dtype=bool)
     if Hc is not None and Hc.shape == (b, d, d):
@@ -200,15 +204,15 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         todo = res > tol
         if not todo.any():
             break
-        idx = np.flatnonzero(todo)
-        if sub_key is None or not np.array_equal(sub_key, idx):
+        idx = todo.nonzero()[0]
+        if sub_key is None or len(sub_key) != len(idx) or (sub_key != idx).any():
             sub_key, sub = idx, _restrict(merit, idx)       # copy rows once per active set
             li, ci = _rows(lin, idx), _rows(ctr, idx)
         Ui, gi, f0 = U[idx], g[idx], fval[idx]
-        fresh = np.flatnonzero(~usable[idx])                # positions within idx
+        fresh = (~usable[idx]).nonzero()[0]                 # positions within idx
         if len(fresh):
             Hf = _restrict(sub, fresh).hess(Ui[fresh])
-            Hf[:, np.arange(d), np.arange(d)] += rho
+            _add_to_diagonal(Hf, rho)
             if clip is not None:
                 ev, vec = np.linalg.eigh(Hf)
                 Hf = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
@@ -230,7 +234,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             if not bad.any():
                 break
             t = np.where(bad, 0.5 * t, t)
-            jb = np.flatnonzero(bad)
+            jb = bad.nonzero()[0]
             trial[jb] = Ui[jb] + t[jb, None] * step[jb]
             vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
             vt[jb], gtP[jb] = vb, gbP
@@ -238,7 +242,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                                              _rows(ci, jb))
         U[idx], fval[idx], g[idx], vP[idx], gP[idx] = trial, ft, gt, vt, gtP
         iters[idx] += 1
-        new_res = np.max(np.abs(gt), axis=1)
+        new_res = np.abs(gt).max(axis=1)
         # keep a matrix for the next step only where it just gave a full step and a 4-fold cut
         usable[idx] = (t == 1.0) & ((new_res <= 0.25 * res[idx]) | (new_res <= tol[idx]))
         res[idx] = new_res
@@ -322,12 +326,20 @@ def _restrict(merit: Merit, idx) -> Merit:
     return Merit(sub, merit.mu[idx], merit.center, merit.beta, merit.prox)
 
 
-def _take_many(blk, idx):
-    import dataclasses
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    changes = {}
-    for f in dataclasses.fields(blk):
-        v = getattr(blk, f.name)
-        if isinstance(v, np.ndarray) and v.ndim >= 1:
-            changes[f.name] = v[idx]
-    return dataclasses.replace(blk, **changes)
+
+def _take_many(blk, idx):
+    """``blk`` with the rows ``idx`` of its array fields (``dataclasses.replace`` of them; the
+    block classes have only init fields and no ``__post_init__``, so constructing the class
+    directly is the same, with the field names looked up once per class).
+    """
+    cls = type(blk)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS.setdefault(cls, tuple(f.name for f in dataclasses.fields(cls)))
+    kw = {}
+    for name in names:
+        v = getattr(blk, name)
+        kw[name] = v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v
+    return cls(**kw)
