@@ -137,20 +137,25 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
     offsets = torch.from_numpy(data.train_offsets[:-1])
     n, nmax = len(sizes), int(sizes.max())
     keys = torch.rand(steps, n, nmax, generator=generator, dtype=torch.float64)
-    keys = keys.masked_fill(torch.arange(nmax) >= sizes[:, None], 2.0)
-    # the batch smallest keys in increasing order: topk returns exactly argsort's first batch
-    # columns (keys are distinct float64 uniforms; the 2.0 fill only ties for clients with
-    # fewer than batch rows, which are replaced below) at O(nmax) instead of O(nmax log nmax)
-    local = (torch.topk(keys, batch, dim=-1, largest=False, sorted=True).indices
-             if nmax >= batch else None)
+    # client i's keys are keys[:, i, :N_i] (the rest of the row is drawn to keep the stream
+    # and never read); the batch smallest in increasing order: topk returns exactly argsort's
+    # first batch columns (keys are distinct float64 uniforms) at O(N_i) instead of
+    # O(N_i log N_i), one call per client on its own rows (no fill of the padding; the
+    # formulation with padding keys 2.0 is the oracle of tests/relfair/test_relfair_fast_engine)
     small = sizes < batch
-    if small.any() or local is None:
+    local = torch.zeros(steps, n, batch, dtype=torch.int64)
+    for i in np.flatnonzero(~small.numpy()):
+        local[:, i] = torch.topk(keys[:, i, :int(sizes[i])], batch, dim=-1, largest=False,
+                                 sorted=True).indices
+    if small.any():
         repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
                 * sizes[:, None]).long()
-        local = repl if local is None else torch.where(small[:, None], repl, local)
+        local = torch.where(small[:, None], repl, local)
     idx = local + offsets[:, None]
     mask = None
     if dropout > 0:
-        keep = torch.rand(steps, n, batch, hidden, generator=generator) >= dropout
-        mask = keep.to(torch.float32) / (1.0 - dropout)
+        # in place on the uniforms: 1.0 where kept (u >= p), 0.0 else, then / (1 - p) -- the
+        # values of (u >= p).to(float32) / (1 - p), without two more tensors of this size
+        mask = torch.rand(steps, n, batch, hidden, generator=generator)
+        mask.ge_(dropout).div_(1.0 - dropout)
     return RoundDraws(idx=idx, mask=mask)

@@ -106,3 +106,46 @@ def test_topk_draw_equals_argsort_formulation(data):
     big = sizes >= BATCH
     assert int((~big).sum()) == 1
     assert torch.equal(draws.idx[:, big], ref[:, big])
+
+
+def _padded_draw(data, steps, batch, hidden, dropout, generator):
+    """The one-tensor formulation draw_round used before issue #33: every client's keys padded
+    to the largest client with 2.0, one topk over the padded rows, and the dropout mask as
+    ``(u >= p).to(float32) / (1 - p)`` (the oracle of the per-client topk and the in-place mask).
+    """
+    sizes = torch.from_numpy(data.train_sizes)
+    n, nmax = len(sizes), int(sizes.max())
+    keys = torch.rand(steps, n, nmax, generator=generator, dtype=torch.float64)
+    keys = keys.masked_fill(torch.arange(nmax) >= sizes[:, None], 2.0)
+    local = (torch.topk(keys, batch, dim=-1, largest=False, sorted=True).indices
+             if nmax >= batch else None)
+    small = sizes < batch
+    if small.any() or local is None:
+        repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
+                * sizes[:, None]).long()
+        local = repl if local is None else torch.where(small[:, None], repl, local)
+    idx = local + torch.from_numpy(data.train_offsets[:-1])[:, None]
+    mask = None
+    if dropout > 0:
+        keep = torch.rand(steps, n, batch, hidden, generator=generator) >= dropout
+        mask = keep.to(torch.float32) / (1.0 - dropout)
+    return idx, mask
+
+
+@pytest.mark.parametrize(("batch", "dropout"), [(16, 0.5), (16, 0.3), (16, 0.0), (8, 0.5),
+                                                (400, 0.5)])
+def test_per_client_topk_draw_is_bitwise_the_padded_draw(data, batch, dropout):
+    """Uneven client sizes, one client smaller than the batch (16, 8: drawn with replacement),
+    every client smaller than the batch (400); the generator ends in the same state.
+    """
+    g1, g2 = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    draws = draw_round(data, 6, batch, 50, dropout, g1)
+    idx, mask = _padded_draw(data, 6, batch, 50, dropout, g2)
+    assert len(set(data.train_sizes.tolist())) > 1
+    assert torch.equal(draws.idx, idx)
+    assert (mask is None) == (draws.mask is None) == (dropout == 0)
+    if mask is not None:
+        assert torch.equal(draws.mask, mask)
+        assert draws.mask.dtype == torch.float32
+        assert 0.3 < float((draws.mask == 0).double().mean()) / dropout < 1.7
+    assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
