@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -315,11 +316,42 @@ def _alternative_readings(args, exps, records):
     return out
 
 
+def _writable_outputs(folder: Path) -> Path:
+    """Create ``folder`` if needed and check a file can be written in it, else a one-line
+    error naming it (a read-only ``--out`` used to end in a 22-line traceback).
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputsNotWritable(
+            f"output folder {folder} is not writable ({type(exc).__name__}: "
+            f"{exc.strerror or exc}); nothing was written. Choose another with --out DIR or "
+            "$FEDREPRO_FIGURES (`repro where` shows the places in use)") from None
+    return folder
+
+
+class OutputsNotWritable(RuntimeError):
+    """The output folder cannot be written: said before anything is rendered."""
+
+
+def _outputs_folder(args, smoke: bool, complete: bool, used: dict) -> Path:
+    place = paths.outputs_place(args.out, smoke=smoke, complete=complete)
+    if place.path not in used:
+        used[place.path] = _writable_outputs(place.path)
+        base = paths.figures_dir(args.out)
+        if place.path != base:
+            print(f"outputs in {place.path} ({place.why})")
+    return place.path
+
+
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
-    from repro.engine.runner import auto_scale, collect
+    from repro.engine.runner import auto_scale, collect, is_complete
 
-    out = paths.figures_dir(args.out)
+    used: dict = {}
     for exp in _select(args.name):
         scale = auto_scale(exp, args.scale, args.results)
         recs = collect(exp, scale, args.results)
@@ -334,6 +366,7 @@ def cmd_figures(args) -> int:
                 print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
                       f"{scale}`); nothing rendered")
             continue
+        out = _outputs_folder(args, scale == "smoke", is_complete(exp, scale, recs), used)
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
         with rendering_stale(note):
             written = exp.render(recs, out, scale)
@@ -356,18 +389,26 @@ def cmd_compare(args) -> int:
     from repro.engine.overview import write_overview
     from repro.engine.registry import load_all
     from repro.engine.report import paper_name, smoke_banner
+    from repro.engine.runner import is_complete
 
-    out = paths.figures_dir(args.out)
     exps, records = _collected(args, args.names)
     every = load_all()  # every experiment owns its reported rows, recompared or not
     alternatives = _alternative_readings(args, exps, records)
+    smoke = any(scale == "smoke" for scale, _ in records.values())
+    complete = all(is_complete(exps[n], scale, recs) for n, (scale, recs) in records.items()) \
+        and all(is_complete(exps[n], scale, recs, reading=_reading(exps[n], rid))
+                for n, per in alternatives.items() for rid, (scale, recs) in per.items())
+    base = paths.figures_dir(args.out)
+    out = _outputs_folder(args, smoke, complete, {})
     rows = compare_readings(every, records, alternatives)
-    claims = check_claims(exps, records, alternatives, figures_dir=out)
+    # fedmm's claims fall back on the committed per-seed tables, of the scale they were made at
+    claims = check_claims(exps, records, alternatives, figures_dir=out if smoke else base)
     if args.names:  # a partial comparison: the other experiments' rows stay as written
-        rows = merge(rows, previous_comparison(out), set(exps))
-        claims = merge(claims, previous_claims(out, section_link), set(exps))
+        keep = out if smoke or (out / "comparison.csv").is_file() else base
+        rows = merge(rows, previous_comparison(keep), set(exps))
+        claims = merge(claims, previous_claims(keep, section_link), set(exps))
         print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "
-              f"experiment from {out / 'comparison.csv'} and {out / 'claims.csv'} (or .md)")
+              f"experiment from {keep / 'comparison.csv'} and {keep / 'claims.csv'} (or .md)")
     written = write_comparison(rows, out)
     written.append(write_claims(claims, out))
     written.append(write_overview(every, records, rows, claims, out))
@@ -383,6 +424,10 @@ def cmd_compare(args) -> int:
         print(smoke_banner(rows).replace("**", "").replace("`", ""))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _reading(exp, rid: str):
+    return next(r for r in exp.select_readings("all") if r.id == rid)
 
 
 def cmd_data(args) -> int:

@@ -551,6 +551,21 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
     return read_records(recs, reading)
 
 
+def is_complete(exp: Experiment, scale: str, records: list[RunRecord],
+                reading: Reading | None = None) -> bool:
+    """Whether ``records`` (as :func:`collect` returns them) hold a record of every cell of
+    ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed: the
+    full protocol of what they render (a cell recorded ``not_run``, e.g. data unavailable, is
+    final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
+    outputs_place`).
+    """
+    if scale not in exp.scales:
+        return False
+    reading = exp.primary_reading if reading is None else reading
+    return (len(records) == len(plan(exp, scale, reading))
+            and not any(r.status == "failed" for r in records))
+
+
 def read_records(records: list[RunRecord], reading: Reading) -> list[RunRecord]:
     """:func:`repro.engine.experiment.read_as`, per record on the reported metrics it carries.
 
