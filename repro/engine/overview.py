@@ -110,8 +110,10 @@ def write_overview(experiments: dict[str, Experiment],
                 continue
             scale, rs = records.get(e.name, ("", []))
             ok = sum(r.ok for r in rs)
-            sec.append(f"- **{e.name}** ({scale}): {e.title}; {ok} cells recorded"
-                       + (f", {len(rs) - ok} not run" if len(rs) > ok else ""))
+            total = len(e.configs(scale)) if scale in e.scales else len(rs)
+            sec.append(f"- **{e.name}** ({scale}): {e.title}; {ok} of {total} cells recorded"
+                       + (f", {len(rs) - ok} not run" if len(rs) > ok else "")
+                       + (f", {total - len(rs)} without a record" if total > len(rs) else ""))
         for finding in sorted({f for e in exps for f in findings.get(e.paper, [])}):
             sec.append(f"- Readings: {finding}")
         outputs = _outputs(out_dir, g)
