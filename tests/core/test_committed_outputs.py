@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 def _readme_commands() -> list[list[str]]:
     """The commands of the README's "One experiment" block, without the ``.venv/bin/`` part."""
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"## One experiment\s+```bash\n(.*?)```", text, re.S)
+    block = re.search(r"## One experiment\n.*?```bash\n(.*?)```", text, re.S)
     assert block is not None, "README.md has no '## One experiment' bash block"
     cmds = [shlex.split(line, comments=True) for line in block.group(1).splitlines()]
     cmds = [[Path(c[0]).name, *c[1:]] for c in cmds if c]
@@ -47,7 +47,8 @@ def _copy_checkout(dest: Path) -> None:
     for rel in filter(None, tracked):
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, dest / rel)
-    (dest / ".venv").symlink_to(ROOT / ".venv")
+    for name in (".venv", "repro", "theory", "bench"):  # the code as the checkout has it
+        (dest / name).symlink_to(ROOT / name)
     git = ["git", "-C", str(dest), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
