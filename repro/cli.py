@@ -502,15 +502,27 @@ def cmd_theory(args) -> int:
 
 def _theory_main(argv: list[str]) -> int:
     """``python -m theory`` with ``argv``: every flag it has, its help and its exit status."""
-    try:  # the wheel ships the checks as repro.theory (setup.py); lazily: repro needs none
-        from repro.theory.__main__ import main as theory_main
-    except ModuleNotFoundError:  # a checkout that is not installed
-        from theory.__main__ import main as theory_main
+    _theory_package()
+    from theory.__main__ import main as theory_main  # lazily: repro does not import theory
 
     try:
         return theory_main(argv)
     except SystemExit as exc:  # argparse's --help / usage error inside python -m theory
         return exc.code if isinstance(exc.code, int) else 2
+
+
+def _theory_package() -> None:
+    """Make ``theory`` name fedrepro's checks: the wheel ships them as ``repro.theory``
+    (setup.py) and their modules import each other as ``theory.*``. A ``theory`` already
+    imported from the same folder (the checkout's) is kept, anything else replaced.
+    """
+    try:
+        import repro.theory as ours
+    except ModuleNotFoundError:  # a checkout that is not installed: its top-level theory/
+        return
+    current = sys.modules.get("theory")
+    if current is not ours and list(getattr(current, "__path__", [])) != list(ours.__path__):
+        sys.modules["theory"] = ours
 
 
 def cmd_where(args) -> int:
