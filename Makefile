@@ -8,6 +8,12 @@ SCALE ?= auto
 JOBS ?= 2
 EXTRAS ?= dev,dist
 THEORY_SIZE ?= $(if $(filter smoke,$(SCALE)),small,default)
+# paper-figures over some experiments / theory checks only (a name or glob each; tests use it)
+EXPERIMENTS ?= all
+THEORY_ONLY ?=
+# where paper-figures' outputs land: figures/ for a complete run, figures/smoke/ at smoke scale,
+# figures/partial/ where cells lack a result (repro/core/paths.py: outputs_place)
+OUTPUTS = figures$(if $(filter smoke,$(SCALE)),/smoke,)
 
 .PHONY: setup test lint theory paper-figures figures compare data bench clean gpu-carry verify
 
@@ -30,13 +36,14 @@ theory: $(STAMP)
 	$(PY) -m theory --all
 
 paper-figures: $(STAMP)
-	$(VENV)/bin/repro run all --scale $(SCALE) --jobs $(JOBS) --keep-going; \
+	$(VENV)/bin/repro run '$(EXPERIMENTS)' --scale $(SCALE) --jobs $(JOBS) --keep-going; \
 		echo $$? > $(VENV)/.paper-figures-run-status
-	$(VENV)/bin/repro figures --scale $(SCALE)
-	$(PY) -m theory --size $(THEORY_SIZE) || echo "some theory checks failed: see figures/theory.md"
+	$(VENV)/bin/repro figures '$(EXPERIMENTS)' --scale $(SCALE)
+	$(PY) -m theory --size $(THEORY_SIZE) $(if $(THEORY_ONLY),--only '$(THEORY_ONLY)',) || \
+		echo "some theory checks failed: see theory.md in $(OUTPUTS)/"
 	$(VENV)/bin/repro compare --scale $(SCALE)
 	@test "$$(cat $(VENV)/.paper-figures-run-status)" = 0 || \
-		{ echo "some cells failed (see above and figures/comparison.md); rerun to retry"; exit 1; }
+		{ echo "some cells failed (see above and comparison.md in $(OUTPUTS)/ or figures/partial/); rerun to retry"; exit 1; }
 
 figures: $(STAMP)
 	$(VENV)/bin/repro figures --scale $(SCALE)
@@ -56,7 +63,7 @@ bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf results .pytest_cache .ruff_cache
+	rm -rf results .pytest_cache .ruff_cache figures/smoke figures/partial
 	rm -rf figures/cells
 	find figures -maxdepth 1 -type f ! -name README.md \( -name '*.md' -o -name '*.csv' \
 	  -o -name '*.png' -o -name '*.pdf' -o -name '*.tex' -o -name '*.json' \) -delete

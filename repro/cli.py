@@ -13,9 +13,12 @@ repro --version
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import tempfile
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -206,17 +209,42 @@ def _measured_cost(exp, results) -> str:
     return "; ".join(parts)
 
 
+def run_cells(exp, scale: str) -> int:
+    """The cells ``repro run NAME --scale SCALE`` runs (every reading, the default): a cell
+    two readings share counts once, as the runner computes it once.
+    """
+    from repro.engine.records import canonical_json
+
+    return len({canonical_json(config) for reading in exp.select_readings("all")
+                for _, config in exp.reading_configs(scale, reading)})
+
+
 def cmd_list(args) -> int:
+    import textwrap
+
     from repro.engine.registry import load_all
 
     exps = load_all()
     results = getattr(args, "results", None)
-    print(f"{'experiment':<28} {'scales':<22} {'cells':<16} cost (2 cores)")
+    rows = [("experiment", "scales", "cells `run` runs")]
     for name, exp in exps.items():
-        n_cells = "/".join(str(len(exp.configs(s))) for s in exp.scales)
-        cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
-        print(f"{name:<28} {'/'.join(exp.scales):<22} {n_cells:<16} {cost}")
+        rows.append((name, "/".join(exp.scales),
+                     "/".join(str(run_cells(exp, s)) for s in exp.scales)))
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    print(f"{rows[0][0]:<{widths[0]}}  {rows[0][1]:<{widths[1]}}  {rows[0][2]} (per scale, "
+          "every reading); cost on 2 cores below each")
+    wrap = textwrap.TextWrapper(width=100, initial_indent="    cost: ",
+                                subsequent_indent="          ", break_on_hyphens=False)
+    seen_cost: dict[str, str] = {}
+    for (name, scales, cells), exp in zip(rows[1:], exps.values(), strict=True):
+        print(f"{name:<{widths[0]}}  {scales:<{widths[1]}}  {cells}")
         print(f"    {exp.title}")
+        cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
+        if cost in seen_cost:  # experiments sharing their runs share one cost text
+            print(f"    cost: as {seen_cost[cost]} (the same runs)")
+        else:
+            seen_cost[cost] = name
+            print(wrap.fill(cost))
         measured = _measured_cost(exp, results)
         if measured:
             print(f"    measured by the records here: {measured}")
@@ -244,7 +272,7 @@ def _select(pattern: str):
 
 
 def cmd_run(args) -> int:
-    from repro.engine.runner import run_experiments
+    from repro.engine.runner import BUSY_REASON, run_experiments
 
     if args.list_stale:
         return _list_stale(args)
@@ -257,10 +285,13 @@ def cmd_run(args) -> int:
         stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
         # a cell that ended not_run or failed was attempted, not computed: count it once
         done = s.computed - (s.not_run - s.busy)
-        print(f"{s.experiment} [{s.scale}]: {done} computed, {s.cached} cached, "
-              f"{s.not_run} not run{stale}")
+        # a cell another live run holds (its lock) is in progress there, not "not run" here
+        busy = f", {s.busy} in progress in another run" if s.busy else ""
+        print(f"{s.experiment} [{s.scale}]: {done} computed, {s.cached} cached{busy}, "
+              f"{s.not_run - s.busy} not run{stale}")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
-            text = reason if reason.startswith("failed") else f"not run: {reason}"
+            text = (reason if reason.startswith("failed") else f"in progress: {reason}"
+                    if reason.startswith(BUSY_REASON) else f"not run: {reason}")
             print("    " + text.replace("\n", "\n    "))
         failed += sum(r.status == "failed" for r in s.records)
         missing_data += sum(r.reason.startswith("data unavailable") for r in s.records)
@@ -343,13 +374,44 @@ def _every_reading(exp, scale, results, primary):
     return list(recs.values())
 
 
+def _writable_outputs(folder: Path) -> Path:
+    """Create ``folder`` if needed and check a file can be written in it, else a one-line
+    error naming it (a read-only ``--out`` used to end in a 22-line traceback).
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputsNotWritable(
+            f"output folder {folder} is not writable ({type(exc).__name__}: "
+            f"{exc.strerror or exc}); nothing was written. Choose another with --out DIR or "
+            "$FEDREPRO_FIGURES (`repro where` shows the places in use)") from None
+    return folder
+
+
+class OutputsNotWritable(RuntimeError):
+    """The output folder cannot be written: said before anything is rendered."""
+
+
+def _outputs_folder(args, smoke: bool, complete: bool, used: dict) -> Path:
+    place = paths.outputs_place(args.out, smoke=smoke, complete=complete)
+    if place.path not in used:
+        used[place.path] = _writable_outputs(place.path)
+        base = paths.figures_dir(args.out)
+        if place.path != base:
+            print(f"outputs in {place.path} ({place.why})")
+    return place.path
+
+
 def cmd_figures(args) -> int:
     from repro.engine.code_identity import rendering_stale
     from repro.engine.report import coverage_of, rendering_coverage
-    from repro.engine.runner import auto_scale, collect
+    from repro.engine.runner import auto_scale, collect, is_complete
     from repro.engine.verify import write_ledger
 
-    out = paths.figures_dir(args.out)
+    used: dict = {}
     for exp in _select(args.name):
         scale = auto_scale(exp, args.scale, args.results)
         recs = collect(exp, scale, args.results)
@@ -364,12 +426,18 @@ def cmd_figures(args) -> int:
                 print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
                       f"{scale}`); nothing rendered")
             continue
+        complete = is_complete(exp, scale, recs)
+        out = _outputs_folder(args, scale == "smoke", complete, used)
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
         with rendering_stale(note), rendering_coverage(coverage_of(exp, scale, recs)):
             written = exp.render(recs, out, scale)
         ledger = write_ledger(exp, scale, _every_reading(exp, scale, args.results, recs), out)
         written += [ledger] if ledger is not None else []
         marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
+        if not complete:  # e.g. a quarantined record: 2 of 3 seeds, said, not passed over
+            total = len(exp.configs(scale))
+            marked += (f" [INCOMPLETE: {sum(r.ok for r in recs)} of {total} cells have a "
+                       f"result; `repro run {exp.name} --scale {scale}` fills in the rest]")
         print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in written) + marked)
     return 0
 
@@ -388,18 +456,26 @@ def cmd_compare(args) -> int:
     from repro.engine.overview import write_overview
     from repro.engine.registry import load_all
     from repro.engine.report import paper_name, smoke_banner
+    from repro.engine.runner import is_complete
 
-    out = paths.figures_dir(args.out)
     exps, records = _collected(args, args.names)
     every = load_all()  # every experiment owns its reported rows, recompared or not
     alternatives = _alternative_readings(args, exps, records)
+    smoke = any(scale == "smoke" for scale, _ in records.values())
+    complete = all(is_complete(exps[n], scale, recs) for n, (scale, recs) in records.items()) \
+        and all(is_complete(exps[n], scale, recs, reading=_reading(exps[n], rid))
+                for n, per in alternatives.items() for rid, (scale, recs) in per.items())
+    base = paths.figures_dir(args.out)
+    out = _outputs_folder(args, smoke, complete, {})
     rows = compare_readings(every, records, alternatives)
-    claims = check_claims(exps, records, alternatives, figures_dir=out)
+    # fedmm's claims fall back on the committed per-seed tables, of the scale they were made at
+    claims = check_claims(exps, records, alternatives, figures_dir=out if smoke else base)
     if args.names:  # a partial comparison: the other experiments' rows stay as written
-        rows = merge(rows, previous_comparison(out), set(exps))
-        claims = merge(claims, previous_claims(out, section_link), set(exps))
+        keep = out if smoke or (out / "comparison.csv").is_file() else base
+        rows = merge(rows, previous_comparison(keep), set(exps))
+        claims = merge(claims, previous_claims(keep, section_link), set(exps))
         print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "
-              f"experiment from {out / 'comparison.csv'} and {out / 'claims.csv'} (or .md)")
+              f"experiment from {keep / 'comparison.csv'} and {keep / 'claims.csv'} (or .md)")
     written = write_comparison(rows, out)
     written.append(write_claims(claims, out))
     written.append(write_overview(every, records, rows, claims, out))
@@ -439,6 +515,10 @@ def cmd_verify(args) -> int:
     return 0 if counts.get(EQUAL, 0) == len(outcomes) else 1
 
 
+def _reading(exp, rid: str):
+    return next(r for r in exp.select_readings("all") if r.id == rid)
+
+
 def cmd_data(args) -> int:
     from repro.core.data.store import fetch, manifest, verify_all
 
@@ -476,12 +556,27 @@ def cmd_theory(args) -> int:
 
 def _theory_main(argv: list[str]) -> int:
     """``python -m theory`` with ``argv``: every flag it has, its help and its exit status."""
+    _theory_package()
     from theory.__main__ import main as theory_main  # lazily: repro does not import theory
 
     try:
         return theory_main(argv)
     except SystemExit as exc:  # argparse's --help / usage error inside python -m theory
         return exc.code if isinstance(exc.code, int) else 2
+
+
+def _theory_package() -> None:
+    """Make ``theory`` name fedrepro's checks: the wheel ships them as ``repro.theory``
+    (setup.py) and their modules import each other as ``theory.*``. A ``theory`` already
+    imported from the same folder (the checkout's) is kept, anything else replaced.
+    """
+    try:
+        import repro.theory as ours
+    except ModuleNotFoundError:  # a checkout that is not installed: its top-level theory/
+        return
+    current = sys.modules.get("theory")
+    if current is not ours and list(getattr(current, "__path__", [])) != list(ours.__path__):
+        sys.modules["theory"] = ours
 
 
 def cmd_where(args) -> int:
@@ -522,6 +617,75 @@ def _quiet_tracker_after_interrupt() -> None:
         sys.warnoptions.append(_TRACKER_FILTER)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a KeyboardInterrupt unwound (its context chain)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__context__ or exc.__cause__
+    return False
+
+
+def _silence_output() -> None:
+    """Point stdout and stderr at /dev/null: the reader of the pipe is gone, and the
+    interpreter's flush at exit would otherwise print a BrokenPipeError of its own.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+            pass
+    os.close(devnull)
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes at exit
+
+
+# joblib's loky executor restarts a worker whose memory grew by more than 300 MB over its
+# jobs (its leak guard: the worker returns its job's result first, then exits, and a new one
+# is started; no job is lost) and says so with a UserWarning, "A worker stopped while some
+# jobs were given to the executor ...", printed with its source line, a bare
+# `warnings.warn(`. Our cells hold data sets and torch models, so the guard fires in long
+# sweeps: it is explained once, in one line, instead.
+WORKER_RESTART = "A worker stopped while some jobs were given to the executor"
+WORKER_RESTART_NOTE = (
+    "note: joblib restarted a worker process whose memory had grown by more than 300 MB "
+    "(its leak guard; the worker returned its cell's result before it stopped, no cell is "
+    "lost)")
+
+
+@contextlib.contextmanager
+def _one_line_warnings():
+    """Warnings as one line each (``file:line: Category: message``, no source line), the
+    loky worker restart as :data:`WORKER_RESTART_NOTE`, once.
+    """
+    original = warnings.showwarning
+    said = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text.startswith(WORKER_RESTART):
+            if said:
+                return
+            said.append(1)
+            text = WORKER_RESTART_NOTE
+        else:
+            text = f"{filename}:{lineno}: {category.__name__}: {text}"
+        from tqdm.auto import tqdm
+
+        try:
+            tqdm.write(text, file=file or sys.stderr)  # below any progress bar
+        except OSError:
+            pass
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = original
+
+
 def main(argv: list[str] | None = None) -> int:
     from repro.engine.progress import configure_logging
 
@@ -534,13 +698,19 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     _quiet_tracker_after_interrupt()
     try:
-        return COMMANDS[args.command](args)
-    except BrokenPipeError:  # `repro list | head`: the reader left; say nothing more
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes at exit
-        return 0
+        with _one_line_warnings():
+            return COMMANDS[args.command](args)
+    except BrokenPipeError as exc:  # `repro list | head`: the reader left; say nothing more
+        _silence_output()
+        # `repro run ... | tee log` and Ctrl-C: the interrupt reaches tee too, and the pipe
+        # breaks while the KeyboardInterrupt unwinds: still an interrupt (130), not success
+        return 130 if _interrupted(exc) else 0
     except KeyboardInterrupt:
-        print(f"repro {args.command}: interrupted; workers stopped, finished records kept "
-              "(rerun to continue)", file=sys.stderr)
+        try:
+            print(f"repro {args.command}: interrupted; workers stopped, finished records kept "
+                  "(rerun to continue)", file=sys.stderr)
+        except OSError:  # stderr was piped into the reader that the same Ctrl-C stopped
+            _silence_output()
         return 130
     except (KeyError, ValueError, RuntimeError, FloatingPointError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# theory/ and bench/ are importable as `theory` and `bench` from the checkout's root (the
+# installed package ships them as repro.theory and repro.bench, setup.py): so that a bare
+# `pytest`, whose sys.path lacks the working folder, finds them as `python -m pytest` does
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 
 @pytest.fixture

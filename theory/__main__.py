@@ -5,10 +5,12 @@ Usage::
     python -m theory [--only PATTERN] [--size small|default] [--out DIR] [--all]
 
 Output folder: ``--out``, else ``$FEDREPRO_FIGURES``, else the package's figures folder
-(``repro.core.paths.figures_dir()``). With ``--only`` the run is merged into the folder's earlier
-``theory.json`` of the same size (the checks not selected keep their earlier results; ``--update``
-is the old name of this); ``--all`` replaces the file with this run's results only (``make
-theory`` uses it). A line per check is printed as it finishes, with a bar over checks on stderr.
+(``repro.core.paths.figures_dir()``), whose ``smoke/`` subfolder at ``--size small`` (the
+committed theory.md and theory.json are of the default size and never replaced by a small run).
+With ``--only`` the run is merged into the folder's earlier ``theory.json`` (the checks not
+selected keep their earlier results; ``--update`` is the old name of this); ``--all`` replaces
+the file with this run's results only (``make theory`` uses it). A line per check is printed as
+it finishes, with a bar over checks on stderr.
 
 Exit status: 0 when no selected check failed (a *finding*, a check whose theorem's conditions do
 not apply, does not fail the run), 1 when any failed or diverged, 2 when ``--only`` matched no
@@ -50,17 +52,19 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def output_dir(out: Path | None) -> Path:
-    """``out``, else ``$FEDREPRO_FIGURES``, else ``repro.core.paths.figures_dir()``."""
+def output_dir(out: Path | None, size: str = "default") -> Path:
+    """``out``, else ``$FEDREPRO_FIGURES``, else ``repro.core.paths.figures_dir()`` (its
+    ``smoke/`` subfolder for a size other than ``default``: ``repro.core.paths.outputs_place``).
+    """
     if out is not None:
         return Path(out)
     if os.environ.get(FIGURES_ENV):
         return Path(os.environ[FIGURES_ENV])
     try:
-        from repro.core.paths import figures_dir
+        from repro.core.paths import outputs_place
     except ImportError:  # the shared paths module is not there: the documented default
         return Path("figures")
-    return Path(figures_dir())
+    return Path(outputs_place(smoke=size != "default").path)
 
 
 def _num(value: float | None) -> str:
@@ -241,10 +245,16 @@ def main(argv: list[str] | None = None) -> int:
                            "kept for old commands)")
     args = parser.parse_args(argv)
 
-    out_dir = output_dir(args.out)
+    out_dir = output_dir(args.out, args.size)
     names = selected(args.only)
     if not names:
         print(f"no theory check matches {args.only!r}", file=sys.stderr)
+        return 2
+    if (args.only and not args.all and (out_dir / "theory.md").is_file()
+            and not (out_dir / "theory.json").is_file()):  # nothing to merge into
+        print(f"{out_dir / 'theory.md'} has no theory.json beside it to merge --only into; "
+              "nothing run (it would be replaced by the selected checks alone): rerun with "
+              "--all to replace it, or --out DIR", file=sys.stderr)
         return 2
     bar = tqdm(total=len(names), desc=f"theory [{args.size}]", unit="check", file=sys.stderr,
                dynamic_ncols=True)

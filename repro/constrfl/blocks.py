@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.special
 
+from repro.core.validation import check_shape
+
 __all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1pexp",
            "sigmoid"]
 
@@ -78,6 +80,21 @@ class QuadraticBlock:
     G: np.ndarray
     r: np.ndarray
     equality: bool = False
+
+    def __post_init__(self) -> None:
+        # shapes checked here, naming the argument, not deep inside numpy (docs/usage.md)
+        d = self.d
+        if not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer (the model's dimension), got {d!r}")
+        G = check_shape("G", self.G, (None, None, d), "(clients, constraints, d)")
+        b, m = G.shape[:2]
+        check_shape("r", self.r, (b, m), "(clients, constraints), as G")
+        if self.A is not None:
+            check_shape("A", self.A, (b, d, d), "(clients, d, d), one matrix per client of G")
+        if self.bvec is not None:
+            check_shape("bvec", self.bvec, (b, d), "(clients, d), one row per client of G")
+        if self.H is not None:
+            check_shape("H", self.H, (b, m, d, d), "(clients, constraints, d, d), as G")
 
     @property
     def size(self) -> int:
@@ -161,6 +178,14 @@ class LogisticBlock:
     Gw: np.ndarray
     r: np.ndarray
     equality: bool = False
+
+    def __post_init__(self) -> None:
+        X = check_shape("X", self.X, (None, None, self.d), "(clients, rows, d)")
+        b, M = X.shape[:2]
+        check_shape("y", self.y, (b, M), "(clients, rows), as X")
+        check_shape("fw", self.fw, (b, M), "(clients, rows), as X")
+        Gw = check_shape("Gw", self.Gw, (b, None, M), "(clients, constraints, rows), as X")
+        check_shape("r", self.r, (b, Gw.shape[1]), "(clients, constraints), as Gw")
 
     @property
     def size(self) -> int:

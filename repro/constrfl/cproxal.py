@@ -70,7 +70,7 @@ class CentralProxAL:
 
     def __init__(self, problem: Problem, config: ProxALConfig, w0: np.ndarray):
         self.problem, self.config = problem, config
-        self.state = CentralState(0, np.array(w0, dtype=float),
+        self.state = CentralState(0, problem.check_w("w0", w0).copy(),
                                   np.zeros((1, problem.server.m)),
                                   [np.zeros((b.size, b.m)) for b in problem.clients])
         blocks = [problem.server, *problem.clients]

@@ -18,6 +18,7 @@ __all__ = ["kkt_residuals"]
 def kkt_residuals(problem: Problem, w: np.ndarray, mu0: np.ndarray,
                   mus: list[np.ndarray]) -> tuple[float, float]:
     """``(dist_inf(0, grad f + grad c mu), dist_inf(c(w), N_{R^m_+}(mu)))``."""
+    w = problem.check_w("w", w)
     g = np.zeros_like(w)
     parts = []
     for blk, mu in [(problem.server, mu0), *zip(problem.clients, mus, strict=True)]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.constrfl.blocks import LogisticBlock, QuadraticBlock
-from repro.core.validation import check_labels, check_range, check_vector
+from repro.core.validation import check_labels, check_range, check_shape, check_vector
 
 __all__ = ["Problem", "fairness", "lcqp_paper", "lcqp_reference", "neyman_pearson",
            "unit_sphere_w0"]
@@ -32,6 +32,17 @@ class Problem:
 
     server: QuadraticBlock | LogisticBlock
     clients: tuple
+
+    def __post_init__(self) -> None:
+        for i, b in enumerate(self.clients):
+            if b.d != self.server.d:
+                raise ValueError(f"clients[{i}] has d = {b.d}, the server block d = "
+                                 f"{self.server.d}: every block must have the model's dimension")
+
+    def check_w(self, name: str, w: object) -> np.ndarray:
+        """``w`` as a float vector of the model's dimension, else ``ValueError`` naming it."""
+        return check_shape(name, np.asarray(w, dtype=float), (self.d,),
+                           "(d,), the model's dimension of the problem's blocks")
 
     @property
     def n(self) -> int:

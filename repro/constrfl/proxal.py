@@ -57,7 +57,7 @@ class FedProxAL:
             raise ValueError(f"backend must be 'vectorized' or 'loop', got {backend!r}")
         self.problem, self.config, self.backend = problem, config, backend
         self.keep_admm_history = keep_admm_history
-        self.w_init = np.array(w0, dtype=float)
+        self.w_init = problem.check_w("w0", w0).copy()
         m0 = np.zeros((1, problem.server.m)) if mu0 is None else np.array(mu0, dtype=float)
         ms = ([np.zeros((b.size, b.m)) for b in problem.clients] if mus is None
               else [np.array(m, dtype=float) for m in mus])

@@ -125,6 +125,25 @@ def check_class_labels(name: str, values: object, classes: int) -> None:
                          f"(classes = {classes}), got {_show(a[bad].flat[0])}")
 
 
+def check_shape(name: str, values: object, shape: tuple, meaning: str = "") -> np.ndarray:
+    """``values`` as an array of ``shape`` (``None`` entries: any size), else ``ValueError``
+    naming ``name``, the expected and the found shape.
+
+    >>> check_shape("G", np.zeros((5, 2)), (5, None, 4), "(clients, constraints, d)")
+    Traceback (most recent call last):
+    ...
+    ValueError: G must have shape (5, *, 4) (clients, constraints, d), got (5, 2)
+    """
+    a = np.asarray(values)
+    if a.ndim != len(shape) or any(e is not None and n != e for n, e in zip(a.shape, shape,
+                                                                             strict=True)):
+        want = "(" + ", ".join("*" if e is None else str(e) for e in shape) + \
+            ("," if len(shape) == 1 else "") + ")"
+        raise ValueError(f"{name} must have shape {want}" + (f" {meaning}" if meaning else "")
+                         + f", got {tuple(a.shape)}")
+    return a
+
+
 def check_rows(name: str, rows: int, expected: int, of: str, why: str = "") -> None:
     """Raise unless ``name`` has ``expected`` rows (as many as ``of``)."""
     if rows != expected:

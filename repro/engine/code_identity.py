@@ -178,8 +178,8 @@ def clear_cache() -> None:
 
 @cache
 def git_commit() -> str:
-    """The checkout's commit (``+dirty`` when the package's files differ from it), or ``""``
-    when the package is not inside a fedrepro git checkout (an installed wheel).
+    """The checkout's commit (``+dirty`` when the package's files differ from it); for an
+    installed wheel the commit it was built from (:func:`built_commit`), ``""`` if none.
     ``$FEDREPRO_COMMIT`` names it for a copy of a checkout without its ``.git`` (a lent GPU
     machine gets the working tree only: ``scripts/gpu_fedmm_extended.sh``); the record's code
     hash still says which code ran.
@@ -190,7 +190,7 @@ def git_commit() -> str:
         return os.environ["FEDREPRO_COMMIT"]
     root = _REPRO.parent
     if not (is_checkout(root) and (root / ".git").exists()):
-        return ""
+        return built_commit()
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                                 capture_output=True, text=True, timeout=10, check=True
@@ -201,6 +201,19 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return commit + ("+dirty" if dirty else "")
+
+
+BUILD_COMMIT_FILE = "_build_commit.txt"
+
+
+def built_commit() -> str:
+    """The commit an installed wheel was built from (written into it by setup.py), ``""`` when
+    none was recorded (built from a tree without git).
+    """
+    try:
+        return (_REPRO / BUILD_COMMIT_FILE).read_text().strip()
+    except OSError:
+        return ""
 
 
 def stale_note(code: str) -> str:

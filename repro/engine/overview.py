@@ -374,10 +374,11 @@ def write_overview(experiments: dict[str, Experiment],
                 continue
             scale, rs = records.get(e.name, ("", []))
             ok = sum(r.ok for r in rs)
-            n = declared_cells(e, scale)
-            of = f" of {n}" if n is not None and ok < n else ""
-            sec.append(f"- **{e.name}** (scale: {scale}): {e.title}; {ok}{of} cells recorded"
-                       + (f", {len(rs) - ok} not run" if len(rs) > ok else ""))
+            declared = declared_cells(e, scale) if scale in e.scales else None
+            total = declared if declared is not None else len(rs)
+            sec.append(f"- **{e.name}** (scale: {scale}): {e.title}; {ok} of {total} cells "
+                       "recorded" + (f", {len(rs) - ok} not run" if len(rs) > ok else "")
+                       + (f", {total - len(rs)} without a record" if total > len(rs) else ""))
         for finding in sorted({f for e in exps for f in findings.get(e.paper, [])}):
             sec.append(f"- Readings: {finding}")
         outputs = _outputs(out_dir, g)

@@ -18,9 +18,22 @@ def configure_logging(verbosity: int = 0) -> None:
     _setup(level)
 
 
+class BarSafeHandler(logging.Handler):
+    """Log lines written through ``tqdm.write`` to the current ``sys.stderr``: a line printed
+    while a progress bar is shown clears the bar, is printed whole on its own line and the bar
+    is redrawn below it (a plain StreamHandler glued the line onto the bar).
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # noqa: BLE001 - logging must not raise
+            self.handleError(record)
+
+
 def _setup(level: int) -> None:
     if not LOGGER.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = BarSafeHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", "%H:%M:%S"))
         LOGGER.addHandler(handler)
     LOGGER.setLevel(level)

@@ -233,6 +233,7 @@ def _limit_threads() -> contextlib.AbstractContextManager:
 
 
 COMPUTED, CACHED, BUSY = "computed", "cached", "busy"
+BUSY_REASON = "being computed by another process"
 
 
 def _exit_quietly(signum, frame) -> None:  # pragma: no cover - runs in a worker
@@ -288,7 +289,7 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
     if holder is not None:
         return RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
                          status=STATUS_NOT_RUN,
-                         reason=f"being computed by another process (pid {holder['pid']} on "
+                         reason=f"{BUSY_REASON} (pid {holder['pid']} on "
                                 f"{holder['host']}); rerun after it ends (if that process is "
                                 f"gone and on another host, delete {lock})"), BUSY
     try:
@@ -336,7 +337,6 @@ def _compute(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool) ->
                    "wall_s": time.perf_counter() - t0,
                    "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     save_record(rec, out)
-    LOGGER.info("%s %s -> %s (%.2fs)", exp.name, cell.config, rec.status, rec.timings["wall_s"])
     return rec
 
 
@@ -475,6 +475,11 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
             for rec, kind in results:
                 done[(rec.experiment, rec.key)] = rec
                 how[(rec.experiment, kind)] += 1
+                # -v: the line per cell, said here in the parent through the bar's write (a
+                # worker's own line would be glued onto the bar, its timestamp split)
+                LOGGER.info("%s %s -> %s%s", rec.experiment, rec.config,
+                            rec.status if kind == COMPUTED else kind,
+                            f" ({rec.timings['wall_s']:.2f}s)" if kind == COMPUTED else "")
                 bar.update()
                 for exp, cell in shared.pop(f"{rec.experiment}/{rec.key}", []):
                     if kind == BUSY:  # not computed here: the copies stay to be computed
@@ -549,6 +554,21 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
         if rec is not None:
             recs.append(rec)
     return read_records(recs, reading)
+
+
+def is_complete(exp: Experiment, scale: str, records: list[RunRecord],
+                reading: Reading | None = None) -> bool:
+    """Whether ``records`` (as :func:`collect` returns them) hold a record of every cell of
+    ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed: the
+    full protocol of what they render (a cell recorded ``not_run``, e.g. data unavailable, is
+    final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
+    outputs_place`).
+    """
+    if scale not in exp.scales:
+        return False
+    reading = exp.primary_reading if reading is None else reading
+    return (len(records) == len(plan(exp, scale, reading))
+            and not any(r.status == "failed" for r in records))
 
 
 def read_records(records: list[RunRecord], reading: Reading) -> list[RunRecord]:

@@ -16,12 +16,23 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def _party_rows(X):
+    """``X`` as given, once it is scipy sparse or two-dimensional (rows, the party's columns):
+    a 1-D party array used to fail with an IndexError in ``X.shape[1]`` (docs/usage.md
+    promises a ValueError naming the argument).
+    """
+    if not sp.issparse(X) and np.ndim(X) != 2:
+        raise ValueError(f"X must be two-dimensional (rows, the party's columns), got shape "
+                         f"{tuple(np.shape(X))}; a party holding one column: X[:, None]")
+    return X
+
+
 class LinearBlock:
     """``g_k(theta; X) = X theta``; ``X`` dense or scipy sparse (one-hot columns)."""
 
     def __init__(self, X) -> None:
-        self.X = X
-        self.dim = X.shape[1]
+        self.X = _party_rows(X)
+        self.dim = self.X.shape[1]
 
     def init(self, generator=None) -> np.ndarray:
         return np.zeros(self.dim)
@@ -58,7 +69,7 @@ class MLPBlock:
 
         self.torch = torch
         self.dtype = getattr(torch, dtype)
-        self.X = torch.as_tensor(np.asarray(X), dtype=self.dtype)
+        self.X = torch.as_tensor(np.asarray(_party_rows(X)), dtype=self.dtype)
         m = self.X.shape[1]
         self.shapes = [(widths[0], m), (widths[0],), (widths[1], widths[0]), (widths[1],),
                        (1, widths[1]), (1,)]

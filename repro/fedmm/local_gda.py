@@ -66,7 +66,10 @@ class LocalGDA:
                                 for i in range(n)])
         theta = theta0.expand(n, -1).clone()
         for m in range(self.local_steps):
-            direction = scale * self.oracle.batched(theta, t, m)
+            grad = self.oracle.batched(theta, t, m)
+            if m == 0:
+                _check_gradient("batched", grad, tuple(theta.shape), self.oracle)
+            direction = scale * grad
             if mu is not None:
                 direction = direction + mu * (theta - theta0)
             if duals is not None:
@@ -77,13 +80,27 @@ class LocalGDA:
     def _one(self, i, theta0, t, eta, scale, mu, dual):
         theta = theta0.clone()
         for m in range(self.local_steps):
-            direction = scale * self.oracle.client(i, theta, t, m)
+            grad = self.oracle.client(i, theta, t, m)
+            if m == 0:
+                _check_gradient(f"client({i}, ...)", grad, tuple(theta.shape), self.oracle)
+            direction = scale * grad
             if mu is not None:
                 direction = direction + mu * (theta - theta0)
             if dual is not None:
                 direction = direction + dual
             theta = theta - eta * direction
         return theta
+
+
+def _check_gradient(call: str, grad: object, shape: tuple, oracle: object) -> None:
+    """The oracle's gradient has the parameters' shape, else a ValueError naming the call (a
+    wrong width used to surface as a raw torch broadcast RuntimeError).
+    """
+    got = tuple(getattr(grad, "shape", ()))
+    if got != shape:
+        raise ValueError(f"{type(oracle).__name__}.{call} returned a gradient of shape {got}; "
+                         f"expected {shape}, the shape of the theta it was given (clients x "
+                         "the blocks' total dimension): one entry per parameter")
 
 
 LocalSolver = Callable[[Tensor, int, Tensor, Tensor, Tensor | None, Tensor | None], Tensor]

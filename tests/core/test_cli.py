@@ -46,8 +46,9 @@ def test_run_figures_compare(isolated, capsys):
     assert main(["list"]) == 0  # the cost measured by the records found, beside the declared
     listed = capsys.readouterr().out.splitlines()
     demo = listed.index(next(ln for ln in listed if ln.startswith("core.demo")))
-    assert listed[demo + 2].startswith("    measured by the records here: smoke: 3/3 cells, ")
-    assert listed[demo + 2].endswith(" s summed over the cells' wall times")
+    assert listed[demo + 2] == "    cost: smoke: 3 s, paper: 15 s"
+    assert listed[demo + 3].startswith("    measured by the records here: smoke: 3/3 cells, ")
+    assert listed[demo + 3].endswith(" s summed over the cells' wall times")
     assert sum("measured by the records here" in ln for ln in listed) == 1
 
 
