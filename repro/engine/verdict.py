@@ -52,8 +52,10 @@ RULE = (
 
 
 def is_primary(row: dict) -> bool:
-    """A row of the primary reading (rows made without readings count as primary)."""
-    return row.get("primary", True) in (True, "True", "true", 1, "1")
+    """A row of the primary reading (rows made without readings count as primary, also when
+    read back from a CSV whose ``primary`` cell is empty).
+    """
+    return row.get("primary", True) in (True, "True", "true", 1, "1", "")
 
 
 def printed_exponent(text: str) -> int | None:
