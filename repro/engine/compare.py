@@ -26,6 +26,7 @@ from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's 
     CLAIM_VERDICTS,
     DEVIATIONS_FILE,
     check_claims,
+    counts_line,
     paper_section_anchor,
     section_link,
     write_claims,
