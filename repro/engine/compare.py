@@ -128,10 +128,11 @@ def check_substitute_link(link: str, row_text: str,
 
 def _substitute(row: ReportedRow, rep: Reproduced, out: dict) -> dict:
     check_substitute_link(rep.substitute_data, f"{row.stem} {row.key_text} {row.metric}")
-    note = "" if rep.note in ("", rep.substitute_data) else f"; {rep.note}"
+    # the link said once: where the experiment's note carries it, the note says it
+    link = "" if rep.substitute_data in rep.note else f": {rep.substitute_data}"
     out.update(tolerance="", verdict="substitute_data",
                reason=f"our {rep.mean:.4g} is on substitute data (the paper's cannot be "
-                      f"obtained): {rep.substitute_data}{note}")
+                      f"obtained){link}" + (f"; {rep.note}" if rep.note else ""))
     return out
 
 

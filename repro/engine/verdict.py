@@ -29,7 +29,7 @@ import math
 from decimal import Decimal, InvalidOperation
 
 __all__ = ["DEVIATIONS", "RULE", "SPREAD_RATIO", "VERDICTS", "half_last_digit", "is_primary",
-           "judge", "printed_exponent", "sigma_diff"]
+           "judge", "match_tolerance", "printed_exponent", "sigma_diff"]
 
 DEVIATIONS = "docs/deviations.md"
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
@@ -80,6 +80,18 @@ def sigma_diff(s: float, n: int, s_p: float, n_p: int) -> float:
     return math.sqrt(s * s / n + s_p * s_p / n_p)
 
 
+def match_tolerance(text: str, printed_std: float | None, stated: float | None = None,
+                    printed_units: float = 0.5) -> float:
+    """How far from the printed ``text`` a ``match`` may be: the printed std, at least
+    ``printed_units`` units of the last printed digit; without a printed std (or a printed
+    0), the ``stated`` tolerance where there is one, else that printed precision.
+    """
+    printed = 2.0 * printed_units * half_last_digit(text)
+    if printed_std:
+        return max(printed_std, printed)
+    return printed if stated is None else stated
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
@@ -99,15 +111,10 @@ def judge(text: str, printed_std: float | None, rep) -> dict:
         value = float(target)
     except ValueError:
         value = math.nan
-    printed = 2.0 * rep.printed_units * half_last_digit(target)
-    if printed_std:
-        tol = max(printed_std, printed)
-    elif rep.tolerance is not None:
-        tol = rep.tolerance
-    elif rep.rel_tolerance is not None:
-        tol = rep.rel_tolerance * abs(value)
-    else:
-        tol = printed
+    stated = rep.tolerance
+    if stated is None and rep.rel_tolerance is not None:
+        stated = rep.rel_tolerance * abs(value)
+    tol = match_tolerance(target, printed_std, stated, rep.printed_units)
     notes = []
     if n < planned:
         lost = planned - n_runs

@@ -73,14 +73,13 @@ def printed_index(reported) -> dict:
 
 
 def tolerance(row, default: float) -> float:
-    """The tolerance ``repro.engine.compare.verdict_for`` uses: the printed std where it is
-    nonzero (at least half a unit of the last printed digit), else ``default``.
+    """The tolerance of a ``match`` (:func:`repro.engine.verdict.match_tolerance`, the rule's
+    own): the printed std where it is nonzero (at least half a unit of the last printed
+    digit), else ``default``.
     """
-    if row.std:
-        from repro.engine.compare import half_last_digit
+    from repro.engine.verdict import match_tolerance
 
-        return max(row.std, half_last_digit(row.text))
-    return default
+    return match_tolerance(row.text, row.std, default)
 
 
 class _Row:
