@@ -115,6 +115,7 @@ def claim_counts(rows: list[dict]) -> tuple[int, Counter, int]:
     """``(rows, verdicts under the primary readings, rows under alternative readings)``: the
     counts claims.md opens with and ``repro compare`` prints.
     """
+    rows = per_reading(rows)  # also kept rows of an earlier claims.csv (repro compare NAME)
     primary = [r for r in rows if is_primary(r)]
     return len(rows), Counter(r["verdict"] for r in primary), len(rows) - len(primary)
 
@@ -131,6 +132,7 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
     """``claims.md`` (counts, then one table row per claim and reading) and ``claims.csv`` (the
     same rows, read back by a partial ``repro compare``: :mod:`repro.engine.kept`).
     """
+    rows = per_reading(rows)  # kept rows of an earlier claims.csv repeat no more than new ones
     path = Path(out_dir) / "claims.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".csv"), "w", newline="") as fh:

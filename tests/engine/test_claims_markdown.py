@@ -39,6 +39,13 @@ def test_claims_repeat_under_a_reading_only_where_it_changes_what_they_measure(t
                         {"x.t": {"same": ("paper", [rec(0.5)]), "other": ("paper", [rec(0.7)])}})
     assert [(r["reading"], r["measured"]) for r in rows] == [("as-written", "loss 0.5"),
                                                             ("other", "loss 0.7")]
+    # rows kept from an earlier claims.csv (strings, repeats included) are thinned the same way
+    from repro.engine.compare import write_claims
+
+    kept = [{**r, "primary": str(r["primary"]), "experiment": "x.t", "scale": "paper"}
+            for r in rows] + [{**rows[0], "reading": "same", "primary": "False"}]
+    md = write_claims(kept, tmp_path).read_text()
+    assert _claim_rows(md) == 2 and "| x.t | same (alt.) |" not in md
 
 
 def test_claim_counts_agree_in_console_claims_md_and_report(isolated, capsys):
