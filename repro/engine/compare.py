@@ -48,6 +48,7 @@ from repro.engine.records import RunRecord
 from repro.engine.reported import reported_files
 from repro.engine.verdict import (  # noqa: F401 (re-exported)
     DEVIATIONS,
+    RULE_ID,
     VERDICTS,
     half_last_digit,
     is_primary,
@@ -150,6 +151,7 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
         out.update(verdict="not_run", reason=why_missing)
         return out
     got = judge(row.text, row.std, rep)
+    out["rule"] = RULE_ID
     notes = got.pop("notes")
     out.update({k: ("" if isinstance(v, float) and math.isnan(v) and k != "reproduced" else v)
                 for k, v in got.items()})

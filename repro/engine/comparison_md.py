@@ -16,11 +16,19 @@ from pathlib import Path
 
 from repro.engine.kept import provenance_lines
 from repro.engine.report import paper_name, smoke_banner
-from repro.engine.verdict import DEVIATIONS, RULE, VERDICTS, is_primary, printed_exponent
+from repro.engine.verdict import (
+    DEVIATIONS,
+    RULE,
+    RULE_ID,
+    VERDICTS,
+    is_primary,
+    printed_exponent,
+)
 
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
            "reproduced", "reproduced_std", "n_seeds", "n_paper", "sigma_diff", "tolerance",
-           "verdict", "reason", "scale", "reading", "primary", "made_by")
+           "verdict", "reason", "scale", "reading", "primary", "made_by", "rule")
+JUDGED = ("match", "within_noise", "deviates")
 
 
 def heading_anchor(heading: str) -> str:
@@ -190,6 +198,20 @@ def _changes(rows: list[dict], before: list[dict]) -> list[str]:
     return lines
 
 
+def _older_rule(rows: list[dict]) -> list[str]:
+    """A warning where kept rows were judged by a rule older than :data:`RULE_ID`."""
+    old = Counter(r["experiment"] for r in rows
+                  if r["verdict"] in JUDGED and r.get("rule", "") != RULE_ID)
+    if not old:
+        return []
+    return [f"**{sum(old.values())} rows keep the verdicts of an earlier rule** (kept from a "
+            f"comparison written before `{RULE_ID}`: "
+            + ", ".join(f"{e} {n}" for e, n in sorted(old.items()))
+            + "): run `repro compare` on those experiments to judge them by the rule above "
+              "(`scripts/reverdict.py` shows what it gives where the committed columns "
+              "suffice).", ""]
+
+
 def _changes_table(rows: list[dict], before: list[dict]) -> list[str]:
     moved = changed_rows(rows, before)
     if not moved:
@@ -293,7 +315,7 @@ def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []), RULE, "",
              f"{len(rows)} reported numbers; verdict counts per paper under the primary "
              "readings (the headline):", "",
-             *_summary_table(rows), "", *_changes(rows, before),
+             *_summary_table(rows), "", *_older_rule(rows), *_changes(rows, before),
              *provenance_lines(rows + alternatives),
              *_reading_lines(rows + alternatives),
              "Numbers are shown to the paper's printed precision plus one digit "

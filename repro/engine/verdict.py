@@ -28,11 +28,12 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["DEVIATIONS", "RULE", "SPREAD_RATIO", "VERDICTS", "half_last_digit", "is_primary",
-           "judge", "match_tolerance", "printed_exponent", "sigma_diff"]
+__all__ = ["DEVIATIONS", "RULE", "RULE_ID", "SPREAD_RATIO", "VERDICTS", "half_last_digit",
+           "is_primary", "judge", "match_tolerance", "printed_exponent", "sigma_diff"]
 
 DEVIATIONS = "docs/deviations.md"
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
+RULE_ID = "issue-28"   # written in every judged row's ``rule`` column
 SPREAD_RATIO = 3.0   # our std above this multiple of the printed std is reported, never noise
 
 RULE = (

@@ -152,6 +152,11 @@ def test_comparison_md_states_the_rule_first(tmp_path):
            "scale": "paper"}
     md = write_comparison([row], tmp_path)[0].read_text()
     assert md.index(RULE) < md.index("reported numbers; verdict counts")
+    # a row without the rule's mark (kept from an older comparison) is said to be one
+    assert "**1 rows keep the verdicts of an earlier rule**" in md and "p.t1 1" in md
+    row["rule"] = "issue-28"
+    assert "earlier rule" not in write_comparison([row], tmp_path / "b")[0].read_text()
+    md = write_comparison([{**row, "rule": ""}], tmp_path)[0].read_text()
     # to the printed precision plus one digit; the CSV keeps every digit
     assert "| 1.52e-04 | 1.523e-04 ± 3.1e-06 | 3/10 | 5e-07 | 2e-06 | " in md
     assert "0.00015234" in (tmp_path / "comparison.csv").read_text()
