@@ -105,10 +105,12 @@ def per_reading(rows: list[dict]) -> list[dict]:
     alternative's row repeats the primary's and is dropped. A claim with no primary row (not
     checked under it) keeps its alternatives.
     """
-    primary = {(r["experiment"], r["claim"]): (r["measured"], r["verdict"])
-               for r in rows if is_primary(r)}
+    def ident(r: dict) -> tuple:
+        return r["experiment"], r.get("claim", "")
+
+    primary = {ident(r): (r.get("measured", ""), r["verdict"]) for r in rows if is_primary(r)}
     return [r for r in rows if is_primary(r)
-            or primary.get((r["experiment"], r["claim"])) != (r["measured"], r["verdict"])]
+            or primary.get(ident(r)) != (r.get("measured", ""), r["verdict"])]
 
 
 def claim_counts(rows: list[dict]) -> tuple[int, Counter, int]:
