@@ -443,9 +443,11 @@ def cmd_figures(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    from repro.engine.claimcheck import counts_line
     from repro.engine.compare import (
         check_claims,
         compare_readings,
+        is_primary,
         reading_counts,
         section_link,
         summary,
@@ -481,9 +483,8 @@ def cmd_compare(args) -> int:
     written.append(write_overview(every, records, rows, claims, out))
     for paper, c in summary(rows).items():
         print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    cc = Counter(r["verdict"] for r in claims if r["primary"])
-    print(f"claims (primary readings): {dict(cc)}")
-    for paper, per in reading_counts([r for r in rows if not r["primary"]]).items():
+    print(f"claims: {counts_line(claims)}")  # the sentence claims.md and REPORT.md print
+    for paper, per in reading_counts([r for r in rows if not is_primary(r)]).items():
         for (name, rid, _), c in per.items():
             print(f"  {paper_name(paper)} {name} reading {rid}: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))

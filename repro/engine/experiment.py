@@ -20,7 +20,7 @@ from repro.core.validation import check_finite
 from repro.engine.progress import LOGGER
 from repro.engine.readings import AS_WRITTEN, Reading, check_readings, select_readings
 from repro.engine.records import RunRecord, canonical_json
-from repro.engine.seedstats import SeedValues
+from repro.engine.seedstats import SeedValues, check_over
 
 # ``extended``: a larger budget than ``reduced`` that needs hardware beyond the default machine
 # (fedmm's figures on a GPU); ``auto`` picks it only where its records exist (runner.auto_scale).
@@ -130,16 +130,22 @@ class Reproduced(SeedValues):
     """One reproduced number, addressed like a row of a reported CSV.
 
     ``key`` holds the CSV's identifying columns (e.g. ``{"dataset": "adult", "method": "FedBCD"}``);
-    ``values`` one value per seed.
+    ``values`` one value of the reported statistic per independent run, and ``over`` says over
+    what (``"seeds"``, ``"trials"``, ``"runs"``): a list pooled over clients or rounds is refused
+    (:func:`repro.engine.seedstats.check_over`), because its std is not the noise of the
+    statistic. ``converged``: one boolean per value where a run can end uncertified (e.g. an
+    ADMM stop whose test was not met); only converged runs enter the mean and the band, and the
+    row says ``k of N``. ``n_planned``: the runs the protocol asks for (lost runs are said too).
+    ``n_paper``: how many independent runs the printed number averages (None: unknown, then no
+    noise band can be formed); ``paper_std_over``: what the printed std is taken over when it is
+    not over those runs (e.g. ``"trials x clients"``): it then bounds a ``match`` as printed but
+    enters neither the noise band nor the spread comparison (:mod:`repro.engine.verdict`).
 
     ``printed_units``: how many units of its last printed digit a printed value is known to
     (0.5 for one rounding; 1 where the paper rounded twice, e.g. specs/constrfl.md §6).
     ``corrected``: for a documented misprint, the text the paper meant to print; the row keeps
     the printed value, is judged against the corrected one, and its reason says so (``note``
     must link the evidence).
-    ``at_most``: a one-sided rule: the row matches when our mean is at most this, whatever the
-    printed value (an agreement measure where smaller is better, e.g. specs/constrfl.md §6's
-    relative difference <= 5e-2).
     ``substitute_data``: the ``docs/deviations.md#anchor`` of an entry showing the paper's data
     cannot be obtained; the row is judged ``substitute_data`` (counted apart, our number shown)
     and the comparison refuses a link to no existing entry.
@@ -156,9 +162,22 @@ class Reproduced(SeedValues):
     note: str = ""
     printed_units: float = 0.5
     corrected: str | None = None
-    at_most: float | None = None
     substitute_data: str = ""
     rel_tolerance: float | None = None
+    over: str = "seeds"
+    converged: tuple[bool, ...] | None = None
+    n_planned: int | None = None
+    n_paper: int | None = None
+    paper_std_over: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"{self.table} {dict(self.key)} {self.metric}"
+        check_over(self.over, where)
+        if self.converged is not None and len(self.converged) != len(self.values):
+            raise ValueError(f"{where}: {len(self.converged)} converged flags for "
+                             f"{len(self.values)} values; give one per run")
+        if self.n_planned is not None and self.n_planned < len(self.values):
+            raise ValueError(f"{where}: n_planned {self.n_planned} < {len(self.values)} values")
 
 
 class NeedsAccelerator(RuntimeError):
@@ -255,6 +274,10 @@ class Experiment:
     # it; a cell that several of them plan is then computed once per sweep and its record
     # saved for each (runner.run_experiments; fedmm's figures share runs).
     shared_cells: str = ""
+    # A check of data no manifest covers (e.g. Office-31, never downloaded): ``() -> str``, the
+    # first line of why the cells cannot run plus the docs/deviations.md link ("" when they can).
+    # A comparison without records states it instead of "no records" (issue #28).
+    unavailable: Callable[[], str] | None = None
 
     def __post_init__(self) -> None:
         check_readings(self.name, self.readings)

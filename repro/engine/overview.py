@@ -387,6 +387,9 @@ def write_overview(experiments: dict[str, Experiment],
                 f"{stem} (" + ", ".join(f"[{ext}]({stem}.{ext})" for ext in exts) + ")"
                 for stem, exts in outputs.items())]
         sections += sec + [""]
+    from repro.engine.claimcheck import counts_line
+
+    lines += ["", f"Claims ([claims.md](claims.md)): {counts_line(claims)}."]
     path = out_dir / "REPORT.md"
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines + [""] + sections))

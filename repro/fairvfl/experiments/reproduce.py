@@ -49,6 +49,8 @@ SECTION = {"fairvfl_conf_table1": "fairvfl-conf_table1",
 # Rows an open entry has measured without finding the cause: (table, dataset, method, metric).
 OPEN_ENTRIES = {("fairvfl_conf_table1", "crime", "FedBCD", "FR_pct"): "fairvfl-cc-fedbcd-fairness",
                 ("fairvfl_conf_table1", "crime", "FedBCD", "HM_pct"): "fairvfl-cc-fedbcd-fairness"}
+# specs/fairvfl.md §6: [C] §V-B(a) "5 random runs"; [J] states none, also 5 (A16)
+PAPER_RUNS = 5
 POST_VARIANTS = {"eo_": ("eo_opp_", "eo_roc_", "eo_draw_"), "ceo_": ("ceo_w_", "ceo_draw_")}
 
 
@@ -71,14 +73,13 @@ def printed_index(reported) -> dict:
 
 
 def tolerance(row, default: float) -> float:
-    """The tolerance ``repro.engine.compare.verdict_for`` uses: the printed std where it is
-    nonzero (at least half a unit of the last printed digit), else ``default``.
+    """The tolerance of a ``match`` (:func:`repro.engine.verdict.match_tolerance`, the rule's
+    own): the printed std where it is nonzero (at least half a unit of the last printed
+    digit), else ``default``.
     """
-    if row.std:
-        from repro.engine.compare import half_last_digit
+    from repro.engine.verdict import match_tolerance
 
-        return max(row.std, half_last_digit(row.text))
-    return default
+    return match_tolerance(row.text, row.std, default)
 
 
 class _Row:
@@ -241,7 +242,8 @@ def _rows(records, table, model, methods, metrics, reported=None) -> list[Reprod
                 key = {"dataset": d, "model": model, "method": label, "epsilon": eps}
                 why = _Row(table, d, label, metric, eps, match, prefix, kind, records, printed)
                 out.append(Reproduced(table, key, metric, tuple(scale * v for v in vals),
-                                      tolerance=TOL[kind][metric], note=diagnose(why)))
+                                      tolerance=TOL[kind][metric], note=diagnose(why),
+                                      over="seeds", n_paper=PAPER_RUNS))
     return out
 
 

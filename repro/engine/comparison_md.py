@@ -1,0 +1,351 @@
+"""``comparison.md`` and ``comparison.csv``: the comparison rows written for a reader.
+
+The verdicts themselves are :mod:`repro.engine.verdict`'s; this module only writes them: the
+rule first, then the counts (with the counts before issue #28's rule where a previous
+comparison is given), the deviating rows with their reasons, then every table in full. Numbers
+are shown to the paper's printed precision plus one digit (the CSV keeps every digit).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from repro.engine.kept import provenance_lines
+from repro.engine.report import paper_name, smoke_banner
+from repro.engine.verdict import (
+    DEVIATIONS,
+    RULE,
+    RULE_ID,
+    VERDICTS,
+    is_primary,
+    printed_exponent,
+)
+
+COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
+           "reproduced", "reproduced_std", "n_seeds", "n_paper", "sigma_diff", "tolerance",
+           "verdict", "reason", "scale", "reading", "primary", "made_by", "rule")
+JUDGED = ("match", "within_noise", "deviates")
+
+
+def heading_anchor(heading: str) -> str:
+    """The GitHub anchor of a Markdown heading: lower case, punctuation dropped, spaces to
+    hyphens.
+    """
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:
+    """``comparison.csv`` (one row per reported row) and ``comparison.md`` (rule and summary
+    first). The ``comparison.csv`` already in ``out_dir`` (the previous comparison) gives the
+    counts shown beside the new ones and the rows whose verdict changed.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / "comparison.csv"
+    before: list[dict] = []
+    if csv_path.is_file():
+        with open(csv_path, newline="") as f:
+            before = list(csv.DictReader(f))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    md_path = out_dir / "comparison.md"
+    md_path.write_text(_markdown(rows, before))
+    return [md_path, csv_path]
+
+
+def summary(rows: list[dict]) -> dict[str, Counter]:
+    """Verdict counts per paper under the primary readings (the headline)."""
+    per_paper: dict[str, Counter] = defaultdict(Counter)
+    for r in rows:
+        if not is_primary(r):
+            continue
+        per_paper[r["paper_file"]][r["verdict"]] += 1
+    return dict(sorted(per_paper.items()))
+
+
+def _fmt(x: object) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _num(x: object) -> float:
+    try:
+        return float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def at_precision(x: object, printed: str) -> str:
+    """``x`` to the printed number's precision plus one digit: ``0.2973`` beside a printed
+    ``"0.27"`` -> ``"0.297"``; beside ``"1.52e-04"`` -> four significant digits. Without a
+    usable printed number, four significant digits.
+    """
+    v, exp = _num(x), printed_exponent(printed)
+    if math.isnan(v) or exp is None:
+        return _fmt(x) if x != "" else ""
+    if "e" in printed.lower():
+        digits = len(printed.lower().split("e")[0].replace("-", "").replace(".", "").lstrip("0"))
+        return f"{v:.{max(digits, 1)}e}"
+    return f"{v:.{max(0, -exp) + 1}f}"
+
+
+def _spread(x: object) -> str:
+    v = _num(x)
+    return "" if math.isnan(v) else f"{v:.2g}"
+
+
+_DEVIATION_LINK = re.compile(r"(?<![\[(/])docs/deviations\.md(#[\w-]+)?")
+
+
+def linked(reason: str) -> str:
+    """A reason for a Markdown table in ``figures/``: its ``docs/deviations.md#anchor``
+    references become links (relative to ``figures/``), pipes are escaped.
+    """
+    text = reason.replace("|", "\\|")
+    return _DEVIATION_LINK.sub(lambda m: f"[{m.group(0)}](../{m.group(0)})", text)
+
+
+def deviation_causes(rows: list[dict]) -> Counter:
+    """Deviating rows per cause: the ``docs/deviations.md`` anchor their reason links (the
+    whole reason where it links none).
+    """
+    causes: Counter = Counter()
+    for r in rows:
+        if r["verdict"] == "deviates" and is_primary(r):
+            m = _DEVIATION_LINK.search(r["reason"])
+            causes[m.group(0) if m else (r["reason"] or "(no reason given)")] += 1
+    return causes
+
+
+def _summary_table(rows: list[dict]) -> list[str]:
+    lines = ["| paper | " + " | ".join(VERDICTS) + " | total |",
+             "|---|" + "---|" * (len(VERDICTS) + 1)]
+    total: Counter = Counter()
+    for paper, c in summary(rows).items():
+        total.update(c)
+        lines.append(f"| {paper_name(paper)} | " + " | ".join(str(c[v]) for v in VERDICTS)
+                     + f" | {sum(c.values())} |")
+    lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
+                 + f" | {sum(total.values())} |")
+    return lines
+
+
+def _ours(r: dict) -> str:
+    if r["reproduced"] == "":
+        return ""
+    std = _spread(r["reproduced_std"])
+    return at_precision(r["reproduced"], r["reported"]) + (f" ± {std}" if std else "")
+
+
+def _theirs(r: dict) -> str:
+    return r["reported"] + (f" ± {_fmt(r['reported_std'])}" if r["reported_std"] != "" else "")
+
+
+def _n(r: dict) -> str:
+    """Runs on both sides: ours / the paper's (``?`` where the paper does not say)."""
+    if r["reproduced"] == "":
+        return ""
+    return f"{r['n_seeds']}/{r.get('n_paper') or '?'}"
+
+
+def _band(r: dict) -> str:
+    v = _num(r.get("sigma_diff", ""))
+    return "" if math.isnan(v) else f"{2 * v:.2g}"
+
+
+def _tol(r: dict) -> str:
+    v = _num(r["tolerance"])
+    return "" if math.isnan(v) else f"{v:.2g}"
+
+
+def _before_after(rows: list[dict], before: list[dict]) -> list[str]:
+    """Per paper, the counts of the previous comparison and of this one side by side."""
+    old, new = summary(before), summary(rows)
+    head = " | ".join(f"{v} before/now" for v in VERDICTS)
+    lines = [f"| paper | {head} |", "|---|" + "---|" * len(VERDICTS)]
+    for paper in sorted(set(old) | set(new)):
+        o, n = old.get(paper, Counter()), new.get(paper, Counter())
+        lines.append(f"| {paper_name(paper)} | "
+                     + " | ".join(f"{o[v]}/{n[v]}" for v in VERDICTS) + " |")
+    return lines
+
+
+def changed_rows(rows: list[dict], before: list[dict]) -> list[tuple[dict, dict]]:
+    """``(old, new)`` for every primary row whose verdict differs from the previous one."""
+    ident = lambda r: (r["experiment"], r["table"], r["key"], r["metric"])  # noqa: E731
+    old = {ident(r): r for r in before if is_primary(r)}
+    return [(old[ident(r)], r) for r in rows
+            if is_primary(r) and ident(r) in old and old[ident(r)]["verdict"] != r["verdict"]]
+
+
+def _changes(rows: list[dict], before: list[dict]) -> list[str]:
+    if not before:
+        return []
+    made = {r.get("made_by", "") for r in before} - {""}
+    lines = [f"Against the previous comparison ({'; '.join(sorted(made)) or 'no provenance'}), "
+             "counts per paper, previous/now:", "", *_before_after(rows, before), ""]
+    moved = changed_rows(rows, before)
+    if moved:
+        lines += [f"{len(moved)} rows changed verdict "
+                  "([the list](#rows-whose-verdict-changed)).", ""]
+    return lines
+
+
+def _older_rule(rows: list[dict]) -> list[str]:
+    """A warning where kept rows were judged by a rule older than :data:`RULE_ID`."""
+    old = Counter(r["experiment"] for r in rows
+                  if r["verdict"] in JUDGED and r.get("rule", "") != RULE_ID)
+    if not old:
+        return []
+    return [f"**{sum(old.values())} rows keep the verdicts of an earlier rule** (kept from a "
+            f"comparison written before `{RULE_ID}`: "
+            + ", ".join(f"{e} {n}" for e, n in sorted(old.items()))
+            + "): run `repro compare` on those experiments to judge them by the rule above "
+              "(`scripts/reverdict.py` shows what it gives where the committed columns "
+              "suffice).", ""]
+
+
+def _changes_table(rows: list[dict], before: list[dict]) -> list[str]:
+    moved = changed_rows(rows, before)
+    if not moved:
+        return []
+    lines = ["", "## Rows whose verdict changed", "",
+             "| experiment | key | metric | before | now | reported | reproduced | n | 2σ_diff |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {n['experiment']} | {n['key']} | {n['metric']} | {o['verdict']} | "
+              f"{n['verdict']} | {_theirs(n)} | {_ours(n)} | {_n(n)} | {_band(n)} |"
+              for o, n in moved]
+    return lines
+
+
+def reading_counts(rows: list[dict]) -> dict[str, dict[tuple[str, str, bool], Counter]]:
+    """Paper -> (experiment, reading, primary) -> verdict counts."""
+    out: dict[str, dict[tuple[str, str, bool], Counter]] = defaultdict(dict)
+    for r in rows:
+        key = (r["experiment"], str(r.get("reading", "as-written")), is_primary(r))
+        out[r["paper_file"]].setdefault(key, Counter())[r["verdict"]] += 1
+    return dict(sorted(out.items()))
+
+
+def _row_id(r: dict) -> tuple:
+    return (r["experiment"], r["table"], r["key"], r["metric"])
+
+
+def _reading_lines(rows: list[dict]) -> list[str]:
+    """The per-reading verdict counts (papers with alternatives) and, for every row deviating
+    under the primary reading, its verdict and value under each alternative.
+    """
+    alt = [r for r in rows if not is_primary(r)]
+    if not alt:
+        return []
+    with_alt = {r["paper_file"] for r in alt}
+    lines = ["## Readings", "",
+             "Where a paper's text supports more than one reading, each is run; the primary "
+             "reading was chosen by the text before any run (`repro.engine.readings`). Verdict "
+             "counts per reading:", ""]
+    for paper, per in reading_counts(rows).items():
+        if paper not in with_alt:
+            continue
+        lines += [f"### {paper_name(paper)}", "",
+                  "| experiment | reading | primary | " + " | ".join(VERDICTS) + " | total |",
+                  "|---|---|---|" + "---|" * (len(VERDICTS) + 1)]
+        for (exp, rid, prim), c in per.items():
+            lines.append(f"| {exp} | {rid} | {'yes' if prim else 'no'} | "
+                         + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+        lines.append("")
+    by_id: dict[tuple, list[dict]] = defaultdict(list)
+    for r in alt:
+        by_id[_row_id(r)].append(r)
+    dev = [r for r in rows if is_primary(r) and r["verdict"] == "deviates" and _row_id(r) in by_id]
+    if dev:
+        rids = sorted({r["reading"] for r in alt})
+        lines += ["Rows deviating under the primary reading, under each alternative:", "",
+                  "| experiment | key | metric | reported | primary | "
+                  + " | ".join(rids) + " |", "|---|---|---|---|---|" + "---|" * len(rids)]
+        for r in dev:
+            others = {a["reading"]: a for a in by_id[_row_id(r)]}
+            cells = [f"{_ours(others[i])} ({others[i]['verdict']})" if i in others else ""
+                     for i in rids]
+            lines.append(f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
+                         f"{_ours(r)} ({r['reading']}: deviates) | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def reading_findings(rows: list[dict]) -> dict[str, list[str]]:
+    """Paper -> one sentence per table: which reading reproduces it best (most rows
+    ``match``/``within_noise``), with the counts of every reading.
+    """
+    good = ("match", "within_noise")
+    per: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
+    for r in rows:
+        c = per[(r.get("paper_file", ""), f"{r['experiment']} {r.get('table', '')}")].setdefault(
+            str(r.get("reading", "as-written")), [0, 0])
+        c[0] += r["verdict"] in good
+        c[1] += 1
+    out: dict[str, list[str]] = defaultdict(list)
+    for (paper, table), counts in sorted(per.items()):
+        if len(counts) < 2:
+            continue
+        best = max(counts, key=lambda k: counts[k][0])
+        ties = [k for k in counts if counts[k][0] == counts[best][0]]
+        text = ", ".join(f"{k} {g}/{n}" for k, (g, n) in counts.items())
+        verb = (f"reading {best} reproduces it best" if len(ties) == 1
+                else f"readings {' and '.join(ties)} reproduce it equally")
+        out[paper].append(f"{table}: {verb} (rows match or within noise: {text}).")
+    return dict(out)
+
+
+def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
+    before = before or []
+    alternatives = [r for r in rows if not is_primary(r)]
+    rows = [r for r in rows if is_primary(r)]
+    deviating = [r for r in rows if r["verdict"] == "deviates"]
+    banner = smoke_banner(rows)
+    head = ("| key | metric | reported | reproduced | n ours/paper | tol | 2σ_diff | verdict | "
+            "reason |")
+    rule = "|---|---|---|---|---|---|---|---|---|"
+    lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []), RULE, "",
+             f"{len(rows)} reported numbers; verdict counts per paper under the primary "
+             "readings (the headline):", "",
+             *_summary_table(rows), "", *_older_rule(rows), *_changes(rows, before),
+             *provenance_lines(rows + alternatives),
+             *_reading_lines(rows + alternatives),
+             "Numbers are shown to the paper's printed precision plus one digit "
+             "(`comparison.csv` keeps every digit). Every "
+             f"`deviates` and `not_run` row links its entry in `{DEVIATIONS}`. Sections: "
+             "[the deviating rows](#deviating-rows), then every table in full.", "",
+             "## Deviating rows", ""]
+    if deviating:
+        lines += [f"{len(deviating)} rows deviate. By cause:", "",
+                  "| cause | rows |", "|---|---|"]
+        lines += [f"| {linked(cause)} | {n} |"
+                  for cause, n in deviation_causes(rows).most_common()]
+        lines += ["", "| experiment " + head, "|---" + rule]
+        lines += [f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
+                  f"{_ours(r)} | {_n(r)} | {_tol(r)} | {_band(r)} | deviates | "
+                  f"{linked(r['reason'])} |" for r in deviating]
+    else:
+        lines.append("No row deviates.")
+    by_table: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for r in rows + alternatives:
+        reading = "" if is_primary(r) or "reading" not in r else f" (reading {r['reading']})"
+        by_table[(r["experiment"], r["table"], reading)].append(r)
+    for (exp, table, reading), rs in by_table.items():
+        lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}{reading}", "",
+                  head, rule]
+        for r in rs:
+            verdict = ("[deviates](#deviating-rows)" if r["verdict"] == "deviates"
+                       and is_primary(r) else r["verdict"])
+            lines.append(f"| {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | "
+                         f"{_n(r)} | {_tol(r)} | {_band(r)} | {verdict} | "
+                         f"{linked(r['reason'])} |")
+    lines += _changes_table(rows, before)
+    return "\n".join(lines) + "\n"

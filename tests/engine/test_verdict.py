@@ -1,0 +1,174 @@
+"""The verdict rule of issue #28 (repro/engine/verdict.py) on hand-made rows: every branch,
+with the numbers worked out by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from repro.engine.compare import ReportedRow, verdict_for
+from repro.engine.experiment import Reproduced
+from repro.engine.verdict import RULE, judge, sigma_diff
+
+
+def _row(text="0.50", std=None):
+    return ReportedRow("demo_table1", "p.txt", "1", (("method", "A"),), "acc", text, std)
+
+
+def _rep(values, **kw):
+    return Reproduced("demo_table1", {"method": "A"}, "acc", tuple(values), **kw)
+
+
+def test_sigma_diff_is_the_noise_of_a_difference_of_two_means():
+    assert sigma_diff(0.02, 4, 0.03, 9) == pytest.approx(math.sqrt(0.0004 / 4 + 0.0009 / 9),
+                                                         rel=1e-15)
+    with pytest.raises(ValueError, match="n >= 1"):
+        sigma_diff(0.1, 3, 0.1, 0)
+
+
+def test_match_within_printed_std_or_precision_or_stated_tolerance():
+    assert verdict_for(_row("0.50", 0.02), _rep([0.519]), "")["verdict"] == "match"
+    assert verdict_for(_row("0.50", 0.02), _rep([0.521]), "")["verdict"] == "deviates"
+    assert verdict_for(_row("0.50"), _rep([0.5049]), "")["verdict"] == "match"   # +-0.005
+    assert verdict_for(_row("0.50"), _rep([0.5051]), "")["verdict"] == "deviates"
+    assert verdict_for(_row("0.50"), _rep([0.529], tolerance=0.03), "")["verdict"] == "match"
+
+
+def test_within_noise_uses_sigma_diff_with_the_printed_std_and_both_n():
+    # ours 0.515, 0.535, 0.555, 0.575 (mean 0.545, s = 0.025820) over 4 seeds; paper
+    # 0.50 +- 0.03 over 5 runs: sigma_diff = sqrt(s^2/4 + 0.03^2/5) = 0.018619, 2 sigma_diff
+    # = 0.037238 < |0.045|: deviates (the old band, 2 s = 0.0516, called it noise)
+    vals = [0.515, 0.535, 0.555, 0.575]
+    s = float(np.std(vals, ddof=1))
+    sd = math.sqrt(s * s / 4 + 0.03 ** 2 / 5)
+    out = verdict_for(_row("0.50", 0.03), _rep(vals, n_paper=5), "")
+    assert out["sigma_diff"] == pytest.approx(sd, rel=1e-12)
+    assert (out["n_seeds"], out["n_paper"]) == (4, 5)
+    assert 2 * sd + 0.007 < 0.045 < 2 * s - 0.006
+    assert out["verdict"] == "deviates" and "2σ_diff 0.0372 (n 4 vs 5)" in out["reason"]
+    close = [v - 0.01 for v in vals]   # |0.035| <= 0.0372, beyond the printed 0.03
+    assert verdict_for(_row("0.50", 0.03), _rep(close, n_paper=5), "")["verdict"] == \
+        "within_noise"
+    # no printed std: s_p = s; one run behind the paper (relfair): sqrt(s^2/4 + s^2/1)
+    single = verdict_for(_row("0.50"), _rep(close, n_paper=1), "")
+    assert single["sigma_diff"] == pytest.approx(s * math.sqrt(1 / 4 + 1), rel=1e-12)
+    assert single["verdict"] == "within_noise"
+
+
+def test_no_band_without_two_runs_or_the_papers_run_count():
+    one = verdict_for(_row("0.50"), _rep([0.52], n_paper=5), "")
+    assert one["verdict"] == "deviates" and "no noise band (1 run counted)" in one["reason"]
+    assert one["sigma_diff"] == ""
+    unknown = verdict_for(_row("0.50"), _rep([0.51, 0.53]), "")
+    assert unknown["verdict"] == "deviates" and "run count is unknown" in unknown["reason"]
+
+
+def test_a_spread_beyond_three_times_the_printed_std_is_reported_and_never_noise():
+    # ours 0.45, 0.55 (s = 0.0707) over 2 seeds against 0.50 +- 0.02 printed over 5 runs:
+    # s / s_p = 3.54 > 3; the mean 0.50 still matches (within the printed std) ...
+    wide = verdict_for(_row("0.50", 0.02), _rep([0.45, 0.55], n_paper=5), "")
+    assert wide["verdict"] == "match" and "3.5x the paper's printed std" in wide["reason"]
+    # ... but shifted by 0.05 it would be within 2 sigma_diff (0.1011), and is not noise
+    shifted = verdict_for(_row("0.50", 0.02), _rep([0.50, 0.60], n_paper=5), "")
+    assert 0.05 <= 2 * shifted["sigma_diff"]
+    assert shifted["verdict"] == "deviates" and "not noise" in shifted["reason"]
+    # at 2.8x the band applies: ours 0.52, 0.60 (s = 0.0566) -> within noise
+    ok = verdict_for(_row("0.50", 0.02), _rep([0.52, 0.60], n_paper=5), "")
+    assert ok["verdict"] == "within_noise" and "printed std" not in ok["reason"]
+    # a printed std pooled over clients is no std over runs: no spread comparison, s_p = s
+    pooled = verdict_for(_row("0.50", 0.02), _rep([0.50, 0.60], n_paper=5,
+                                                  paper_std_over="trials x clients"), "")
+    s = math.sqrt(0.005)
+    assert pooled["sigma_diff"] == pytest.approx(math.sqrt(s * s / 2 + s * s / 5), rel=1e-12)
+    assert pooled["verdict"] == "within_noise"
+
+
+def test_non_converged_and_lost_runs_are_left_out_and_said():
+    # three seeds, the third diverged (0.90): all three have s = 0.2309, a band that would
+    # call 0.633 against 0.50 noise; the converged two (0.50, 0.50) match exactly
+    vals = [0.50, 0.50, 0.90]
+    inflated = verdict_for(_row("0.60"), _rep(vals, n_paper=3), "")
+    assert inflated["verdict"] == "within_noise"   # what an inflated std would do
+    rep = _rep(vals, n_paper=3, converged=(True, True, False))
+    out = verdict_for(_row("0.60"), rep, "")
+    assert out["reproduced"] == 0.5 and out["n_seeds"] == 2
+    assert out["verdict"] == "deviates"            # s = 0 over the converged: no band
+    assert "2 of 3 seeds counted (1 not converged)" in out["reason"]
+    lost = verdict_for(_row("0.50"), _rep([0.50, 0.50], n_paper=3, n_planned=5), "")
+    assert lost["verdict"] == "match" and "2 of 5 seeds counted (3 lost)" in lost["reason"]
+    none = judge("0.50", None, _rep([0.9], converged=(False,)))
+    assert none["verdict"] == "deviates" and "no run converged" in none["notes"]
+    with pytest.raises(ValueError, match="one per run"):
+        _rep([0.5, 0.6], converged=(True,))
+
+
+def test_a_std_pooled_over_clients_or_rounds_is_refused():
+    for over in ("trials x clients", "clients", "rounds"):
+        with pytest.raises(ValueError, match="not independent runs"):
+            _rep([0.1, 0.2, 0.3], over=over)
+    assert _rep([0.1, 0.2], over="trials").std == pytest.approx(math.sqrt(0.005), rel=1e-12)
+
+
+def test_constrfl_rows_are_one_value_per_trial_and_say_the_printed_std_is_pooled():
+    from types import SimpleNamespace
+
+    from repro.constrfl.experiments.reproduce import table2
+
+    def rec(trial, alg1):  # 3 clients per trial
+        curves = {"alg1_obj": alg1, "cprox_obj": [1.0, 1.0, 1.0], "rel_diff": [0.1, 0.2, 0.3],
+                  "alg1_disp": [0.05, 0.06, 0.07, 0.08], "cprox_disp": [0.05] * 4}
+        return SimpleNamespace(config={"trial": trial, "n": 3, "hyper": "script",
+                                       "k_max": 300, "subsample": 0},
+                               curves=curves, metrics={})
+
+    recs = [rec(1, [0.1, 0.2, 0.6]), rec(2, [0.4, 0.5, 0.6])]
+    rows = {(r.key["method"], r.metric): r for r in table2(recs)}
+    obj = rows[("Algorithm 1", "objective")]
+    assert obj.values == pytest.approx((0.3, 0.5), rel=1e-12) and obj.over == "trials"
+    assert obj.mean == pytest.approx(0.4, rel=1e-12)   # = the pooled mean of the 6 values
+    assert (obj.n_paper, obj.paper_std_over) == (10, "trials x clients")
+    rel = rows[("Algorithm 1 vs cProx-AL", "relative_difference")]
+    assert rel.values == pytest.approx((0.2, 0.2), rel=1e-12)
+    assert rows[("Algorithm 1", "loss_disparity")].paper_std_over == ""
+    # issue #31's flag: a non-converged Algorithm-1 trial is left out and said
+    recs[1].metrics["alg1_converged"] = False
+    recs[0].metrics["alg1_converged"] = True
+    obj = {(r.key["method"], r.metric): r for r in table2(recs)}[("Algorithm 1", "objective")]
+    assert obj.converged == (True, False) and obj.mean == pytest.approx(0.3, rel=1e-12)
+
+
+def test_comparison_md_states_the_rule_first(tmp_path):
+    from repro.engine.compare import write_comparison
+
+    row = {"experiment": "p.t1", "paper_file": "003_733a787503856876.txt", "table": "1",
+           "key": "k=1", "metric": "m", "reported": "1.52e-04", "reported_std": "",
+           "reproduced": 1.5234e-4,
+           "reproduced_std": 3.1e-6, "n_seeds": 3, "n_paper": 10, "sigma_diff": 1e-6,
+           "tolerance": 5e-7, "verdict": "deviates", "reason": "see docs/deviations.md#x",
+           "scale": "paper"}
+    md = write_comparison([row], tmp_path)[0].read_text()
+    assert md.index(RULE) < md.index("reported numbers; verdict counts")
+    # a row without the rule's mark (kept from an older comparison) is said to be one
+    assert "**1 rows keep the verdicts of an earlier rule**" in md and "p.t1 1" in md
+    row["rule"] = "issue-28"
+    assert "earlier rule" not in write_comparison([row], tmp_path / "b")[0].read_text()
+    md = write_comparison([{**row, "rule": ""}], tmp_path)[0].read_text()
+    # to the printed precision plus one digit; the CSV keeps every digit
+    assert "| 1.52e-04 | 1.523e-04 ± 3.1e-06 | 3/10 | 5e-07 | 2e-06 | " in md
+    assert "0.00015234" in (tmp_path / "comparison.csv").read_text()
+    # the previous comparison gives the counts before, side by side, and the changed rows
+    md = write_comparison([{**row, "verdict": "match"}], tmp_path)[0].read_text()
+    assert "| deviates before/now |" in md.replace("match before/now | within_noise "
+                                                    "before/now | ", "")
+    assert "## Rows whose verdict changed" in md and "| deviates | match |" in md
+
+
+def test_verdict_row_with_a_misprint_keeps_the_printed_text():
+    rep = replace(_rep([9.2828e-5]), corrected="9.28e-5", note="docs/deviations.md#m",
+                  n_paper=10)
+    out = verdict_for(_row("9.29e-4"), rep, "")
+    assert out["reported"] == "9.29e-4" and out["verdict"] == "match"
