@@ -15,20 +15,25 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from repro.engine.kept import provenance_lines
+from repro.engine.rejudge import REJUDGED, is_current
 from repro.engine.report import paper_name, smoke_banner
 from repro.engine.verdict import (
     DEVIATIONS,
+    NEEDS_RERUN,
     RULE,
     RULE_ID,
-    VERDICTS,
     is_primary,
     printed_exponent,
+    shown_verdicts,
 )
 
 COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
            "reproduced", "reproduced_std", "n_seeds", "n_paper", "sigma_diff", "tolerance",
            "verdict", "reason", "scale", "reading", "primary", "made_by", "rule")
 JUDGED = ("match", "within_noise", "deviates")
+_HEAD = ("| key | metric | reported | reproduced | n ours/paper | tol | 2σ_diff | verdict | "
+         "reason |")
+_RULE_LINE = "|---|---|---|---|---|---|---|---|---|"
 
 
 def heading_anchor(heading: str) -> str:
@@ -125,14 +130,15 @@ def deviation_causes(rows: list[dict]) -> Counter:
 
 
 def _summary_table(rows: list[dict]) -> list[str]:
-    lines = ["| paper | " + " | ".join(VERDICTS) + " | total |",
-             "|---|" + "---|" * (len(VERDICTS) + 1)]
+    shown = shown_verdicts(rows)
+    lines = ["| paper | " + " | ".join(shown) + " | total |",
+             "|---|" + "---|" * (len(shown) + 1)]
     total: Counter = Counter()
     for paper, c in summary(rows).items():
         total.update(c)
-        lines.append(f"| {paper_name(paper)} | " + " | ".join(str(c[v]) for v in VERDICTS)
+        lines.append(f"| {paper_name(paper)} | " + " | ".join(str(c[v]) for v in shown)
                      + f" | {sum(c.values())} |")
-    lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
+    lines.append("| **all** | " + " | ".join(str(total[v]) for v in shown)
                  + f" | {sum(total.values())} |")
     return lines
 
@@ -168,12 +174,13 @@ def _tol(r: dict) -> str:
 def _before_after(rows: list[dict], before: list[dict]) -> list[str]:
     """Per paper, the counts of the previous comparison and of this one side by side."""
     old, new = summary(before), summary(rows)
-    head = " | ".join(f"{v} before/now" for v in VERDICTS)
-    lines = [f"| paper | {head} |", "|---|" + "---|" * len(VERDICTS)]
+    shown = shown_verdicts(rows, before)
+    head = " | ".join(f"{v} before/now" for v in shown)
+    lines = [f"| paper | {head} |", "|---|" + "---|" * len(shown)]
     for paper in sorted(set(old) | set(new)):
         o, n = old.get(paper, Counter()), new.get(paper, Counter())
         lines.append(f"| {paper_name(paper)} | "
-                     + " | ".join(f"{o[v]}/{n[v]}" for v in VERDICTS) + " |")
+                     + " | ".join(f"{o[v]}/{n[v]}" for v in shown) + " |")
     return lines
 
 
@@ -199,17 +206,49 @@ def _changes(rows: list[dict], before: list[dict]) -> list[str]:
 
 
 def _older_rule(rows: list[dict]) -> list[str]:
-    """A warning where kept rows were judged by a rule older than :data:`RULE_ID`."""
+    """What the kept rows' rule is: a line for the rows re-judged from their committed columns
+    (:mod:`repro.engine.rejudge`), with those the columns cannot decide, and a warning for any
+    row still judged by a rule older than :data:`RULE_ID`.
+    """
+    lines = []
+    again = Counter(r["experiment"] for r in rows if r.get("rule", "") == REJUDGED)
+    if again:
+        rerun = Counter(r["experiment"] for r in rows if r["verdict"] == NEEDS_RERUN)
+        lines += [f"**{sum(again.values())} kept rows were re-judged by the rule above from "
+                  "their committed columns** (mean, std, n, printed value and std; their "
+                  "numbers are those of the commit in `made_by`, their records are not on this "
+                  "machine): " + ", ".join(f"{e} {n}" for e, n in sorted(again.items()))
+                  + ". " + (f"**{sum(rerun.values())} of them are `{NEEDS_RERUN}`**: their "
+                            "committed std pools clients, the rule refuses it, and the largest "
+                            "band it allows does not decide them ("
+                            + ", ".join(f"{e} {n}" for e, n in sorted(rerun.items()))
+                            + "; [the list](#rows-that-need-a-rerun)); they are counted apart, "
+                            "never as reproduced." if rerun else
+                            "The committed columns decide every one of them."), ""]
     old = Counter(r["experiment"] for r in rows
-                  if r["verdict"] in JUDGED and r.get("rule", "") != RULE_ID)
-    if not old:
+                  if r["verdict"] in JUDGED and not is_current(r))
+    if old:
+        lines += [f"**{sum(old.values())} rows keep the verdicts of an earlier rule** (kept "
+                  f"from a comparison written before `{RULE_ID}`: "
+                  + ", ".join(f"{e} {n}" for e, n in sorted(old.items()))
+                  + "): run `repro compare` on those experiments to judge them by the rule "
+                    "above.", ""]
+    return lines
+
+
+def _needs_rerun(rows: list[dict]) -> list[str]:
+    todo = [r for r in rows if r["verdict"] == NEEDS_RERUN]
+    if not todo:
         return []
-    return [f"**{sum(old.values())} rows keep the verdicts of an earlier rule** (kept from a "
-            f"comparison written before `{RULE_ID}`: "
-            + ", ".join(f"{e} {n}" for e, n in sorted(old.items()))
-            + "): run `repro compare` on those experiments to judge them by the rule above "
-              "(`scripts/reverdict.py` shows what it gives where the committed columns "
-              "suffice).", ""]
+    lines = ["", "## Rows that need a rerun", "",
+             f"{len(todo)} kept rows the committed columns cannot decide under the rule "
+             "(counted apart, never as reproduced); `repro run` and `repro compare` on their "
+             "experiment judge them from the records:", "",
+             "| experiment " + _HEAD, "|---" + _RULE_LINE]
+    lines += [f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
+              f"{_ours(r)} | {_n(r)} | {_tol(r)} | | {NEEDS_RERUN} | {linked(r['reason'])} |"
+              for r in todo]
+    return lines
 
 
 def _changes_table(rows: list[dict], before: list[dict]) -> list[str]:
@@ -246,6 +285,7 @@ def _reading_lines(rows: list[dict]) -> list[str]:
     if not alt:
         return []
     with_alt = {r["paper_file"] for r in alt}
+    shown = shown_verdicts(rows)
     lines = ["## Readings", "",
              "Where a paper's text supports more than one reading, each is run; the primary "
              "reading was chosen by the text before any run (`repro.engine.readings`). Verdict "
@@ -254,11 +294,11 @@ def _reading_lines(rows: list[dict]) -> list[str]:
         if paper not in with_alt:
             continue
         lines += [f"### {paper_name(paper)}", "",
-                  "| experiment | reading | primary | " + " | ".join(VERDICTS) + " | total |",
-                  "|---|---|---|" + "---|" * (len(VERDICTS) + 1)]
+                  "| experiment | reading | primary | " + " | ".join(shown) + " | total |",
+                  "|---|---|---|" + "---|" * (len(shown) + 1)]
         for (exp, rid, prim), c in per.items():
             lines.append(f"| {exp} | {rid} | {'yes' if prim else 'no'} | "
-                         + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+                         + " | ".join(str(c[v]) for v in shown) + f" | {sum(c.values())} |")
         lines.append("")
     by_id: dict[tuple, list[dict]] = defaultdict(list)
     for r in alt:
@@ -309,9 +349,7 @@ def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
     rows = [r for r in rows if is_primary(r)]
     deviating = [r for r in rows if r["verdict"] == "deviates"]
     banner = smoke_banner(rows)
-    head = ("| key | metric | reported | reproduced | n ours/paper | tol | 2σ_diff | verdict | "
-            "reason |")
-    rule = "|---|---|---|---|---|---|---|---|---|"
+    head, rule = _HEAD, _RULE_LINE
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []), RULE, "",
              f"{len(rows)} reported numbers; verdict counts per paper under the primary "
              "readings (the headline):", "",
@@ -347,5 +385,6 @@ def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
             lines.append(f"| {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | "
                          f"{_n(r)} | {_tol(r)} | {_band(r)} | {verdict} | "
                          f"{linked(r['reason'])} |")
+    lines += _needs_rerun(rows)
     lines += _changes_table(rows, before)
     return "\n".join(lines) + "\n"

@@ -10,6 +10,12 @@ Kept rows are never shown as current: each row of either file carries ``made_by`
 the records it was computed from, and a kept row's ``made_by`` says ``kept: ...`` with the commit
 that last wrote the file it came from. ``comparison.md`` lists, per experiment, where its rows come
 from (:func:`provenance_lines`).
+
+Kept rows are judged by the current rule: a kept row judged by an older one (its ``rule`` is not
+:data:`repro.engine.verdict.RULE_ID`) is re-judged from its committed columns
+(:func:`repro.engine.rejudge.rejudge_row`); its ``made_by`` still names the commit its numbers
+come from, its ``rule`` says it was re-judged, and a row those columns cannot decide is
+``needs_rerun``, counted apart.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from repro.engine.rejudge import rejudge_row
 
 KEPT = "kept"
 _ROW_ID = ("experiment", "paper_file", "table", "key", "metric")
@@ -49,7 +57,9 @@ def _origin(path: Path, row_made_by: str, commit: str) -> str:
 
 
 def previous_comparison(out_dir: Path) -> list[dict]:
-    """The rows of ``out_dir/comparison.csv`` (empty when there is none), each marked kept.
+    """The rows of ``out_dir/comparison.csv`` (empty when there is none), each marked kept and
+    judged by the current rule (re-judged from its committed columns where an older rule
+    judged it: :func:`repro.engine.rejudge.rejudge_row`).
 
     A file written before readings existed has no ``reading``/``primary`` columns: its rows are
     the one reading that code ran, recorded as reading ``"(before readings)"``, primary.
@@ -64,7 +74,7 @@ def previous_comparison(out_dir: Path) -> list[dict]:
         r.setdefault("reading", "(before readings)")
         r.setdefault("primary", "True")
         r["made_by"] = _origin(path, r.get("made_by", ""), commit)
-    return rows
+    return [rejudge_row(r) for r in rows]
 
 
 def _markdown_table(text: str) -> list[dict]:
@@ -151,7 +161,7 @@ def provenance_lines(rows: list[dict]) -> list[str]:
     if not any(m.startswith(KEPT) for per in by.values() for m in per):
         return []
     lines = ["Where the rows come from (`kept`: not recompared by this run of `repro compare`, "
-             "copied from the previous comparison as it was written):", "",
+             "copied from the previous comparison, its numbers as they were written):", "",
              "| experiment | rows | made by |", "|---|---|---|"]
     for exp, per in by.items():
         for m, n in per.items():

@@ -17,10 +17,10 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from repro.engine.compare import VERDICTS
 from repro.engine.experiment import Experiment
 from repro.engine.records import RunRecord
 from repro.engine.report import package_papers, papers_of, smoke_banner
+from repro.engine.verdict import NEEDS_RERUN, shown_verdicts
 
 OUTPUT_SUFFIXES = (".md", ".csv", ".tex", ".png", ".pdf")
 NOT_OUTPUTS = {"comparison", "claims", "theory", "bench", "REPORT", "README"}
@@ -48,16 +48,21 @@ def verdict_words(counts: Counter, why_not_run: str = "") -> str:
     ``reproduced: all N rows`` when every compared row matches or is within noise,
     ``partly: k of N rows`` when some do, ``not reproduced: 0 of N rows`` when none does,
     ``not run: why`` when no row was run; rows on substitute data (the paper's data cannot be
-    obtained) and rows not run are not among the N compared and are named after it.
+    obtained), rows not run and kept rows that need a rerun (``needs_rerun``: their committed
+    columns cannot decide them) are not among the N compared and are named after it
+    (``undecided: k rows need a rerun`` when no other row is compared).
     """
     good = sum(counts[v] for v in GOOD)
     dev, sub, nr = counts["deviates"], counts["substitute_data"], counts["not_run"]
+    rerun = counts[NEEDS_RERUN]
     compared, total = good + dev, sum(counts.values())
     if total == 0:
         return "no rows to compare"
     if nr == total:
         return f"not run: {why_not_run or 'no records'}"
-    if compared == 0:
+    if compared == 0 and rerun:
+        text = f"undecided: {rerun} row{'s' if rerun > 1 else ''} need a rerun"
+    elif compared == 0:
         text = f"not comparable: all {sub} rows on substitute data (the paper's is unobtainable)"
     elif dev == 0:
         text = f"reproduced: all {compared} row{'s' if compared > 1 else ''}"
@@ -65,8 +70,10 @@ def verdict_words(counts: Counter, why_not_run: str = "") -> str:
         text = f"not reproduced: 0 of {compared} rows"
     else:
         text = f"partly: {good} of {compared} rows"
-    extras = ([f"{sub} more on substitute data, not compared"] if sub and compared else []) + (
-        [f"{nr} not run"] if nr else [])
+    extras = ([f"{rerun} undecided: kept rows the committed columns cannot decide, need a "
+               "rerun"] if rerun and compared else []) + (
+        [f"{sub} more on substitute data, not compared"] if sub and (compared or rerun)
+        else []) + ([f"{nr} not run"] if nr else [])
     return text + (f" ({'; '.join(extras)})" if extras else "")
 
 
@@ -240,7 +247,9 @@ def paper_sentence(group: str, c: dict[str, Counter]) -> str:
                      + ", ".join(f"{v} {_kind_phrase(v, w)}" for w, v in _in_order(t))
                      + (f" ({good} of {compared} compared numbers match or lie within noise"
                         + (f"; {rows['substitute_data']} are on substitute data"
-                           if rows["substitute_data"] else "") + ")" if compared else ""))
+                           if rows["substitute_data"] else "")
+                        + (f"; {rows[NEEDS_RERUN]} more are undecided until rerun"
+                           if rows[NEEDS_RERUN] else "") + ")" if compared else ""))
     if n_f:
         parts.append(f"of its {n_f} figure{'s' if n_f > 1 else ''}, "
                      + ", ".join(f"{v} {_kind_phrase(v, w)}" for w, v in _in_order(f)))
@@ -327,6 +336,7 @@ def write_overview(experiments: dict[str, Experiment],
         claim_counts[_group(c["experiment"])][c["verdict"]] += 1
     theory = _theory_by_group(out_dir, groups)
     banner = smoke_banner(comparison)
+    shown = shown_verdicts(comparison)
     lines = ["# fedrepro report", "", *([banner, ""] if banner else []),
              "Did each table and figure of the papers reproduce? One row each, verdicts of "
              "the primary reading: a row is reproduced when our number matches the printed "
@@ -339,10 +349,10 @@ def write_overview(experiments: dict[str, Experiment],
              "([theory.md](theory.md))."
              + (" Speed of the vectorized paths against their loop oracles: "
                 "[bench.md](bench.md)." if (out_dir / "bench.md").is_file() else ""), "",
-             "| paper | experiments | " + " | ".join(VERDICT_WORDS[v] for v in VERDICTS)
+             "| paper | experiments | " + " | ".join(VERDICT_WORDS[v] for v in shown)
              + " | claims hold / fail / inconclusive | theory checks pass / fail / finding "
              "| compute time of this run |",
-             "|---|---|" + "---|" * len(VERDICTS) + "---|---|---|"]
+             "|---|---|" + "---|" * len(shown) + "---|---|---|"]
     sections = []
     for g in groups:
         exps = [e for n, e in experiments.items() if _group(n) == g]
@@ -356,7 +366,7 @@ def write_overview(experiments: dict[str, Experiment],
         v, c, t = verdicts[g], claim_counts[g], theory.get(g, Counter())
         demo = g in NOT_PAPERS
         row = (f"| {g}{' (pipeline demo, not a paper)' if demo else ''} | {len(exps)} | "
-               + " | ".join(str(v[k]) for k in VERDICTS)
+               + " | ".join(str(v[k]) for k in shown)
                + f" | {c['pass']} / {c['fail']} / {c['inconclusive']} | "
                f"{t['passed']} / {t['failed']} / {t['findings']} | {time} |")
         lines.append(row)
@@ -397,4 +407,5 @@ def write_overview(experiments: dict[str, Experiment],
 
 
 VERDICT_WORDS = {"match": "match", "within_noise": "within noise", "deviates": "deviate",
-                 "substitute_data": "on substitute data", "not_run": "not run"}
+                 "substitute_data": "on substitute data", "not_run": "not run",
+                 NEEDS_RERUN: "undecided (needs a rerun)"}

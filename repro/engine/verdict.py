@@ -28,11 +28,21 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["DEVIATIONS", "RULE", "RULE_ID", "SPREAD_RATIO", "VERDICTS", "half_last_digit",
-           "is_primary", "judge", "match_tolerance", "printed_exponent", "sigma_diff"]
+__all__ = ["DEVIATIONS", "NEEDS_RERUN", "RULE", "RULE_ID", "SPREAD_RATIO", "VERDICTS",
+           "half_last_digit", "is_primary", "judge", "match_tolerance", "printed_exponent",
+           "shown_verdicts", "sigma_diff"]
 
 DEVIATIONS = "docs/deviations.md"
 VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
+NEEDS_RERUN = "needs_rerun"   # a kept row its committed columns cannot decide (engine.rejudge)
+
+
+def shown_verdicts(*row_lists: list[dict]) -> tuple[str, ...]:
+    """The verdict columns of a counts table: :data:`VERDICTS`, and :data:`NEEDS_RERUN` where
+    any of the rows has it (kept rows re-judged from committed columns), never hidden.
+    """
+    rerun = any(r.get("verdict") == NEEDS_RERUN for rows in row_lists for r in rows)
+    return (*VERDICTS, NEEDS_RERUN) if rerun else VERDICTS
 RULE_ID = "issue-28"   # written in every judged row's ``rule`` column
 SPREAD_RATIO = 3.0   # our std above this multiple of the printed std is reported, never noise
 

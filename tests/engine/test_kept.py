@@ -82,7 +82,15 @@ def test_cli_partial_compare_keeps_other_experiments_and_a_full_compare_keeps_no
     with open(figures / "comparison.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     kept = [r for r in rows if r["experiment"] == "fairvfl.conf_table1"]
-    assert [r["verdict"] for r in kept] == [r["verdict"] for r in fair]
+    # kept rows of an older rule are re-judged from their committed columns (issue #28):
+    # what the one implementation gives them, never their old verdict unexamined
+    from repro.engine.rejudge import REJUDGED, is_current, rejudge_row
+
+    want = [rejudge_row(r)["verdict"] for r in fair]
+    assert [r["verdict"] for r in kept] == want
+    assert all(is_current(r) for r in kept if r["verdict"] in ("match", "within_noise",
+                                                                "deviates"))
+    assert any(r["rule"] == REJUDGED for r in kept) == (not all(is_current(r) for r in fair))
     assert all(r["made_by"].startswith("kept: ") for r in kept)
     others = [r for r in rows if r["experiment"] != "fairvfl.conf_table1"]
     assert len(rows) == 532 and {r["verdict"] for r in others} == {"not_run"}
