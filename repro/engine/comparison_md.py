@@ -196,8 +196,12 @@ def _changes(rows: list[dict], before: list[dict]) -> list[str]:
     if not before:
         return []
     made = {r.get("made_by", "") for r in before} - {""}
-    lines = [f"Against the previous comparison ({'; '.join(sorted(made)) or 'no provenance'}), "
-             "counts per paper, previous/now:", "", *_before_after(rows, before), ""]
+    older = sum(r["verdict"] in JUDGED and not is_current(r) for r in before
+                if is_primary(r))
+    lines = [f"Against the previous comparison as it was written ("
+             f"{'; '.join(sorted(made)) or 'no provenance'}"
+             + (f"; {older} of its judged rows by a rule older than `{RULE_ID}`" if older else "")
+             + "), counts per paper, previous/now:", "", *_before_after(rows, before), ""]
     moved = changed_rows(rows, before)
     if moved:
         lines += [f"{len(moved)} rows changed verdict "

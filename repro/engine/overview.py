@@ -19,6 +19,7 @@ from pathlib import Path
 
 from repro.engine.experiment import Experiment
 from repro.engine.records import RunRecord
+from repro.engine.rejudge import REJUDGED
 from repro.engine.report import package_papers, papers_of, smoke_banner
 from repro.engine.verdict import NEEDS_RERUN, shown_verdicts
 
@@ -115,6 +116,15 @@ def made_by_words(made: set[str], stale: str = "") -> str:
     if kept:
         parts.append("an earlier run, not remade here: " + "; ".join(kept))
     return "; ".join(parts) or "—"
+
+
+def _rejudged_words(rows: list[dict]) -> str:
+    """How many of a table's rows were re-judged by the current rule from their committed
+    columns (kept rows of an older rule: :mod:`repro.engine.rejudge`), else ``""``.
+    """
+    n = sum(str(r.get("rule", "")) == REJUDGED for r in rows)
+    return (f"; {n} row{'s' if n > 1 else ''} re-judged by the current rule from the committed "
+            "columns" if n else "")
 
 
 def _commit_words(text: str) -> str:
@@ -215,7 +225,7 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
                 _paper_short(g), _label(exp, name, table, len(items) > 1),
                 verdict + coverage, claim_text, ", ".join(scales) or "—",
                 ", ".join(readings) or (exp.primary_reading.id if exp else "—"),
-                made_by_words(made - {""}, stale))) + " |")
+                made_by_words(made - {""}, stale) + _rejudged_words(src))) + " |")
         per_paper[g]["claims"].update(ccount)
     sentences = [paper_sentence(g, per_paper[g]) for g in sorted(per_paper)]
     return lines + [""] + sentences

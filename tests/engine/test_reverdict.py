@@ -127,6 +127,11 @@ def test_the_kept_path_rejudges_and_the_outputs_say_it_plainly(tmp_path):
     assert "**3 kept rows were re-judged" in md and "**1 of them are `needs_rerun`**" in md
     assert "## Rows that need a rerun" in md
     assert "keep the verdicts of an earlier rule" not in md
+    assert "3 of its judged rows by a rule older than `issue-28`" in md
+    from repro.engine.overview import _rejudged_words
+
+    assert _rejudged_words(kept) == (
+        "; 3 rows re-judged by the current rule from the committed columns")
     words = verdict_words(Counter(r["verdict"] for r in kept))
     assert words == ("partly: 1 of 3 rows (1 undecided: kept rows the committed columns "
                      "cannot decide, need a rerun)")
