@@ -23,11 +23,13 @@ import importlib
 import math
 import re
 from functools import cache
+from pathlib import Path
 from types import SimpleNamespace
 
 from repro.engine.verdict import DEVIATIONS, NEEDS_RERUN, RULE_ID, judge
 
-__all__ = ["POOLED", "REJUDGED", "is_current", "paper_runs", "rejudge_row", "reverdict"]
+__all__ = ["POOLED", "REJUDGED", "deviation_link", "is_current", "paper_runs", "rejudge_row",
+           "reverdict"]
 
 REJUDGED = f"{RULE_ID} (re-judged from committed columns)"   # the ``rule`` of such a row
 POOLED = {("constrfl.table1", "objective"), ("constrfl.table1", "relative_difference"),
@@ -37,6 +39,7 @@ PRINTED_UNITS = {"constrfl.table4": 1.0}   # Table 4 was rounded twice: one unit
 CORRECTED = re.compile(r"judged against the corrected value (\S+) ")
 ONE_SIDED = re.compile(r"one-sided: match when <= \S+, whatever the printed value;?\s*")
 UNJUDGED = ("not_run", "substitute_data")
+DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 
 
 @cache
@@ -50,6 +53,32 @@ def paper_runs(group: str) -> int | None:
     except ImportError:
         return None
     return getattr(mod, "PAPER_RUNS", None)
+
+
+def _anchor(heading: str) -> str:   # GitHub's, as comparison_md.heading_anchor (no cycle)
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@cache
+def _deviation_headings() -> tuple[tuple[str, str], ...]:
+    text = DEVIATIONS_FILE.read_text() if DEVIATIONS_FILE.is_file() else ""
+    return tuple((m.group(1), m.group(2)) for m in re.finditer(r"^(#+) (.+)$", text, re.M))
+
+
+def deviation_link(experiment: str) -> str:
+    """``see docs/deviations.md#...`` for a row that now deviates and linked nothing: the
+    experiment's own entry (``### <paper>-<item>``), else its paper's section (``## <paper>:
+    ...``); ``""`` where ``docs/deviations.md`` has neither (an installed wheel ships none).
+    """
+    group, _, item = experiment.partition(".")
+    heads = _deviation_headings()
+    own = _anchor(f"{group}-{item}")
+    if any(_anchor(h) == own for _, h in heads):
+        return f"see {DEVIATIONS}#{own}"
+    for level, h in heads:
+        if level == "##" and h.split(":")[0].strip().lower() == group:
+            return f"see {DEVIATIONS}#{_anchor(h)}"
+    return ""
 
 
 def is_current(row: dict) -> bool:
@@ -136,8 +165,7 @@ def rejudge_row(row: dict) -> dict:
     old_reason = ONE_SIDED.sub("", row.get("reason", "")).strip().strip(";").strip()
     was = f"re-judged from the committed columns (verdict by the older rule: {row['verdict']})"
     if new == "deviates" and DEVIATIONS not in old_reason:
-        old_reason = "; ".join(filter(None, (
-            old_reason, f"see {DEVIATIONS}#{row['experiment'].replace('.', '_', 1)}")))
+        old_reason = "; ".join(filter(None, (old_reason, deviation_link(row["experiment"]))))
     sd = d.get("sigma_diff", math.nan)
     return {**row, "verdict": new, "n_seeds": d["n"], "n_paper": d["n_paper"] or "",
             "sigma_diff": "" if sd is None or math.isnan(sd) else sd,

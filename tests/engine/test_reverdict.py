@@ -85,7 +85,13 @@ def test_a_kept_old_rule_row_is_rejudged_keeping_where_its_numbers_come_from():
     fr = rejudge_row(_row())
     assert fr["verdict"] == "deviates" and "25.1x the paper's printed std" in fr["reason"]
     assert "older rule: within_noise" in fr["reason"]
-    assert "docs/deviations.md#fairvfl_conf_table1" in fr["reason"]  # a deviation links
+    # a row that now deviates links the experiment's entry, an existing heading
+    assert fr["reason"].endswith("see docs/deviations.md#fairvfl-conf_table1")
+    assert "### fairvfl-conf_table1\n" in (ROOT / "docs" / "deviations.md").read_text()
+    from repro.engine.rejudge import deviation_link
+
+    assert deviation_link("relfair.nosuch") == (
+        "see docs/deviations.md#relfair-relative-fairness-scaff-pd-ia-paper-002")
 
 
 def test_a_pooled_row_the_columns_cannot_decide_needs_a_rerun():
