@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.experiments._np import CAPS
+from repro.constrfl.proxal import STOP_CODES
 from repro.engine.experiment import Reproduced
 
 __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "fair_groups", "fair_rows", "lcqp_groups",
@@ -148,13 +149,27 @@ def fair_rows(recs):
     return rows
 
 
+def stop_counts(recs) -> str:
+    """How Algorithm 1's runs of a group ended (``proxal.STOP_CODES``): e.g.
+    ``(11) on an uncertified call: 10``; records from before issue #31 carry no stop code.
+    """
+    names = {float(v): k for k, v in STOP_CODES.items()}
+    codes = [r.metrics.get("alg1_stop_code") for r in recs]
+    if any(c is None for c in codes):
+        return "not recorded"
+    counts = {names[c]: codes.count(c) for c in sorted(set(codes))}
+    return ", ".join(f"{k}: {v}" for k, v in counts.items())
+
+
 def table2(records) -> list[Reproduced]:
     """The ``script`` hyperparameters feed the comparison (A4); ``render`` shows both."""
     out = []
     for (n, hyper), recs in sorted(fair_groups(records).items()):
         if hyper != "script":
             continue
-        note = fair_protocol_note(recs)
+        # how Algorithm 1's runs ended (issue #31): a run without a certified stop is not
+        # converged; the rows say so
+        note = f"{fair_protocol_note(recs)}; Alg. 1 stop: {stop_counts(recs)}"
         for meth, metric, stat, vals in fair_rows(recs):
             # specs/constrfl.md §6: the agreement row is one-sided (rel. diff <= 5e-2 matches)
             agree = metric == "relative_difference"
