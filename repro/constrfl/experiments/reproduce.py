@@ -3,7 +3,8 @@ not part of a record's code identity), and the groupings of records the tables p
 
 Judged as specs/constrfl.md §6 recommends: Tables 1-2's agreement row (Algorithm 1 vs cProx-AL
 relative difference) is one-sided, at most :data:`AGREEMENT` matches; Table 1's objective and
-feasibility are counted apart as substitute data (the authors' CSVs are private, A1); Table 4
+feasibility are counted apart as substitute data (the authors' CSVs, A1, sit in the Drive folder
+their README links, out of reach here; their features differ from ours); Table 4
 within one unit of the last printed digit, its misprint against the authors' log.
 """
 
@@ -20,7 +21,8 @@ __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "fair_groups", "fair_rows", 
 
 DEV = "docs/deviations.md"
 AGREEMENT = 5e-2   # specs/constrfl.md §6: Algorithm 1 vs cProx-AL rel. diff at most this matches
-NP_SUBSTITUTE = f"{DEV}#constrfl-table-1-data"   # the entry: the authors' CSVs are private (A1)
+# the entry: the authors' CSVs (A1) are in their README's Drive folder, out of reach here
+NP_SUBSTITUTE = f"{DEV}#constrfl-table-1-data"
 TABLE3_D = {"breast-cancer-wisc": "20", "adult-a": "21", "monks-1": "21"}
 FAIR_PAPER_K = 300   # Table 2's K cap at paper scale
 
