@@ -9,8 +9,8 @@ from repro.engine.compare import ReportedRow, verdict_for
 
 
 class _Rec:
-    def __init__(self, config, curves):
-        self.config, self.curves = config, curves
+    def __init__(self, config, curves, metrics=None):
+        self.config, self.curves, self.metrics = config, curves, metrics or {}
 
 
 def _np_records(rel):
@@ -53,3 +53,5 @@ def test_table2_agreement_rows_are_one_sided():
     agree = [r for r in reps if r.metric == "relative_difference"]
     assert len(agree) == 1 and agree[0].at_most == 5e-2
     assert all(r.at_most is None and not r.substitute_data for r in reps if r not in agree)
+    # records from before issue #31 carry no stop code: the rows say so
+    assert all(r.note.endswith("Alg. 1 stop: not recorded") for r in reps)
