@@ -200,7 +200,10 @@ class ServerSide:
         return float(sum(u.epst for u in ups))
 
     def server_term(self, eps: float) -> float:
-        """The server's term in (23): specs/constrfl.md §2.5 (flag ``stop_server_term``)."""
+        """The server's term in (23) (flag ``stop_server_term``): ``"bound"`` is the printed
+        eps_{t+1}; the default ``"measured"`` is specs/constrfl.md §2.5's recommendation (the
+        achieved residual of an exact solve, eps_{t+1} otherwise), not the paper's text.
+        """
         mode = self.config.stop_server_term
         if mode == "bound" or (mode == "measured" and self.solver.method != "exact"):
             return eps

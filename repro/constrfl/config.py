@@ -1,7 +1,9 @@
 """Hyperparameters of Algorithms 1-3 and the reference-code departures as named flags.
 
 ``ProxALConfig()`` is the paper's algorithm (specs/constrfl.md §2); every departure of the
-reference code PL97/Constr_FL (specs/constrfl.md §9.1, D1-D14) is a flag whose default is the paper.
+reference code PL97/Constr_FL (specs/constrfl.md §9.1, D1-D14) is a flag whose default is the paper,
+with one exception: the server term of (23) (``stop_server_term``) defaults to the spec's
+recommendation ``"measured"`` (§2.5); the printed form of (23) is ``"bound"``.
 ``reference_flags(problem)`` switches on the ones the reference script of that problem uses.
 """
 
@@ -37,9 +39,11 @@ class ProxALConfig:
     admm_init : ``"wk"`` (paper, Remark 4.2a) or ``"w0"`` (reference NP script, D1).
     epst_lambda : (22) with ``"old"`` lambda^t (paper) or ``"new"`` lambda^{t+1} (D2).
     epst_u : (22) with ``"old"`` u^t (paper) or ``"new"`` u^{t+1} (LCQP script, D3).
-    stop_server_term : the server term of (23): ``"bound"`` q^t (literal paper), ``"measured"``
-        the achieved server residual (specs/constrfl.md §2.5, default), ``"none"`` (reference
-        NP/LCQP, D4).
+    stop_server_term : the server term of (23): ``"bound"`` eps_{t+1} = q^t (the printed form
+        of (23)), ``"measured"`` (default: the recommendation of specs/constrfl.md §2.5, not
+        the paper's text) q^t for an iterative server solve and the achieved residual for an
+        exact one (the quantity App. B.2's proof bounds), ``"none"`` (reference NP/LCQP, D4).
+        On Table 2 (iterative server) ``"measured"`` and ``"bound"`` coincide.
     prox_den : prox weight per party is ``1/(prox_den_offset + n) / beta``; ``1`` = paper
         (n+1 parties), ``2`` = reference LCQP script ``1/((n+2) beta)`` (D11).
     server_as_client : the reference LCQP script also runs the server slot as an ADMM client

@@ -25,7 +25,15 @@ from repro.constrfl.problem import Problem
 from repro.constrfl.subsolvers import FactorCache, NewtonBreakdown
 from repro.core.validation import DivergenceError
 
-__all__ = ["FedProxAL", "ProxALState"]
+__all__ = ["STOP_CAP", "STOP_CERTIFIED", "STOP_CODES", "STOP_UNCERTIFIED", "FedProxAL",
+           "ProxALState"]
+
+# How a run of Algorithm 1 ended (specs/constrfl.md §2.6: record whether (11) was met and, per
+# outer iteration, whether (23) was met; issue #31).
+STOP_CERTIFIED = "certified (11)"              # (11) held and the last ADMM call met (23)
+STOP_UNCERTIFIED = "(11) on an uncertified call"   # (11) held, the last call hit the T cap
+STOP_CAP = "cap"                               # k_max reached without (11)
+STOP_CODES = {STOP_CERTIFIED: 0, STOP_UNCERTIFIED: 1, STOP_CAP: 2}
 
 
 @dataclass
@@ -39,10 +47,35 @@ class ProxALState:
     stopped: bool = False
     admm_rounds: list[int] = field(default_factory=list)
     admm_certified: list[bool] = field(default_factory=list)
+    admm_certificates: list[float] = field(default_factory=list)
     dual_changes: list[float] = field(default_factory=list)
     floats_up: int = 0
     floats_down: int = 0
     client_solver_iterations: int = 0
+    k_max: int | None = None
+
+    @property
+    def stop_status(self) -> str:
+        """``certified (11)``, ``(11) on an uncertified call`` or ``cap``.
+
+        The outer test (11) certifies w^{k+1} only through (10), dist_inf(0, ∂ell_k(w^{k+1}))
+        <= tau_k, which Algorithm 2 guarantees only when it stopped by (23): a call that hit
+        the T cap leaves (10) unchecked, and (11) fired on it is a small step, not a
+        certificate. ``"running"`` before either end.
+        """
+        if self.stopped:
+            certified = bool(self.admm_certified) and self.admm_certified[-1]
+            return STOP_CERTIFIED if certified else STOP_UNCERTIFIED
+        if self.k_max is not None and self.k >= self.k_max:
+            return STOP_CAP
+        return "running"
+
+    @property
+    def certified_stop(self) -> bool:
+        """True only for ``certified (11)``: the one ending the paper's guarantee covers (a
+        run with any other ending is not converged and is no evidence of a noise band).
+        """
+        return self.stop_status == STOP_CERTIFIED
 
 
 class FedProxAL:
@@ -61,7 +94,7 @@ class FedProxAL:
         m0 = np.zeros((1, problem.server.m)) if mu0 is None else np.array(mu0, dtype=float)
         ms = ([np.zeros((b.size, b.m)) for b in problem.clients] if mus is None
               else [np.array(m, dtype=float) for m in mus])
-        self.state = ProxALState(0, self.w_init.copy(), m0, ms)
+        self.state = ProxALState(0, self.w_init.copy(), m0, ms, k_max=config.k_max)
         self.last_admm = None
         # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
         # Cholesky factors are computed once per run (specs/constrfl.md §10), not once per
@@ -110,6 +143,7 @@ class FedProxAL:
         w_new = res.w
         s.admm_rounds.append(res.rounds)
         s.admm_certified.append(res.certified)
+        s.admm_certificates.append(float(res.certificate))
         s.floats_up += res.floats_up
         s.floats_down += res.floats_down
         s.client_solver_iterations += clients.solver_iterations

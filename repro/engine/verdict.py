@@ -19,6 +19,10 @@ our runs and ``n`` their number (the converged ones), ``s_p`` the paper's printe
 
 Runs that did not converge are left out of ``n``, the mean and ``s``; the row says ``k of N``
 (also where runs were lost, ``n_planned``), so no row is judged on a std inflated by them.
+Runs that ended by the paper's own protocol but without the certificate its algorithm asks for
+(:class:`Certified`: e.g. Algorithm 1's stop (11) after an ADMM call capped at T, issue #31)
+stay in the mean, as the paper's runs did, but are never the evidence of a noise band: such a
+row is ``match`` or ``deviates``, and says ``k of N runs certified``.
 A spread ``s`` more than 3 x ``s_p`` is itself reported in the row (our runs are not the
 paper's runs), and such a row is never ``within_noise``.
 """
@@ -26,9 +30,12 @@ paper's runs), and such a row is never ``within_noise``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["DEVIATIONS", "NEEDS_RERUN", "RULE", "RULE_ID", "SPREAD_RATIO", "VERDICTS",
+from repro.engine.experiment import Reproduced
+
+__all__ = ["Certified", "DEVIATIONS", "NEEDS_RERUN", "RULE", "RULE_ID", "SPREAD_RATIO", "VERDICTS",
            "half_last_digit", "is_primary", "judge", "match_tolerance", "printed_exponent",
            "shown_verdicts", "sigma_diff"]
 
@@ -43,6 +50,28 @@ def shown_verdicts(*row_lists: list[dict]) -> tuple[str, ...]:
     """
     rerun = any(r.get("verdict") == NEEDS_RERUN for rows in row_lists for r in rows)
     return (*VERDICTS, NEEDS_RERUN) if rerun else VERDICTS
+@dataclass(frozen=True)
+class Certified(Reproduced):
+    """A :class:`~repro.engine.experiment.Reproduced` whose runs may end uncertified by the
+    paper's protocol itself (issue #31): ``certified`` holds one boolean per value. Every run
+    enters the mean (the printed number comes from the same protocol), but a row with an
+    uncertified run is never ``within_noise`` (its spread is no evidence of noise around a
+    converged value) and says how many runs were certified.
+
+    Defined here, in the comparison, not in :mod:`repro.engine.experiment`: that module is in
+    every cell's code identity, and how a row is judged is no part of what a cell computes.
+    """
+
+    certified: tuple[bool, ...] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.certified is not None and len(self.certified) != len(self.values):
+            raise ValueError(f"{self.table} {dict(self.key)} {self.metric}: "
+                             f"{len(self.certified)} certified flags for {len(self.values)} "
+                             "values; give one per run")
+
+
 RULE_ID = "issue-28"   # written in every judged row's ``rule`` column
 SPREAD_RATIO = 3.0   # our std above this multiple of the printed std is reported, never noise
 
@@ -56,7 +85,9 @@ RULE = (
     "reported statistic over our independent runs (seeds or trials; never pooled over clients "
     "or rounds), s_p the paper's printed std where it is a std over the paper's runs (else s); "
     "both n are in the row, and with n_paper unknown there is no band. "
-    "A run that did not converge or was lost is left out and the row says `k of N`; our std "
+    "A run that did not converge or was lost is left out and the row says `k of N`; a run that "
+    "ended by the paper's protocol without its certificate (issue #31) counts in the mean but "
+    "is never the evidence of a noise band (the row says `k of N runs certified`); our std "
     "more than 3× the paper's printed std is reported in the row, and such a row is not "
     "`within_noise`. `deviates`: neither. `substitute_data`: our number on substitute data "
     "(counted apart). `not_run`: nothing reproduced; the reason says why.")
@@ -133,6 +164,11 @@ def judge(text: str, printed_std: float | None, rep) -> dict:
         why = ", ".join(filter(None, (f"{unconv} not converged" if unconv else "",
                                       f"{lost} lost" if lost else "")))
         notes.append(f"{n} of {planned} {rep.over} counted ({why})")
+    cert = getattr(rep, "certified", None)
+    uncertified = 0 if cert is None else sum(not c for c in cert)
+    if uncertified:
+        notes.append(f"{len(cert) - uncertified} of {len(cert)} runs certified: no noise band "
+                     "(an uncertified run is no evidence of noise)")
     own_std = printed_std is not None and not rep.paper_std_over
     spread = (own_std and printed_std > 0 and n >= 2 and not math.isnan(s)
               and s > SPREAD_RATIO * printed_std)
@@ -154,11 +190,13 @@ def judge(text: str, printed_std: float | None, rep) -> dict:
     d = abs(mean - value)
     if d <= tol:
         verdict = "match"
-    elif not spread and not math.isnan(sd) and d <= 2.0 * sd:
+    elif not spread and not uncertified and not math.isnan(sd) and d <= 2.0 * sd:
         verdict = "within_noise"
     else:
         verdict = "deviates"
-        if not math.isnan(sd):
+        if uncertified:
+            band = "no noise band (uncertified runs)"
+        elif not math.isnan(sd):
             band = f"2σ_diff {_fmt(2 * sd)} (n {n} vs {rep.n_paper})"
         elif n < 2:
             band = f"no noise band ({n} run counted)"

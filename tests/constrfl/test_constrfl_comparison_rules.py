@@ -12,8 +12,8 @@ from repro.engine.compare import ReportedRow, verdict_for
 
 
 class _Rec:
-    def __init__(self, config, curves):
-        self.config, self.curves, self.metrics = config, curves, {}
+    def __init__(self, config, curves, metrics=None):
+        self.config, self.curves, self.metrics = config, curves, metrics or {}
         self.ok = True
 
 
@@ -74,3 +74,5 @@ def test_table2_rows_are_one_value_per_trial():
     reps = reproduce.table2(recs)
     assert len(reps) == 7 and all(r.over == "trials" and r.n == 10 for r in reps)
     assert not any(r.substitute_data for r in reps)
+    # records from before issue #31 carry no stop code: the rows say so
+    assert all(r.note.endswith("Alg. 1 stop: not recorded") for r in reps)

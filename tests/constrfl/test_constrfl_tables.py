@@ -110,8 +110,10 @@ def test_table2_cells_show_ours_beside_the_paper(tmp_path):
             c = {"n": 10, "hyper": hyper, "trial": trial, "k_max": 10, "subsample": 0}
             curves = {"alg1_obj": [0.4, 0.41], "cprox_obj": [0.4, 0.42], "rel_diff": [0.0, 0.02],
                       "alg1_disp": [0.05, 0.08, 0.1], "cprox_disp": [0.06, 0.07, 0.1]}
+            stop = float(trial) if hyper == "script" else 2.0   # proxal.STOP_CODES
             recs.append(_rec("constrfl.table2", c, {"w_moved": 1.0 + trial,
-                                                    "admm_cap_hits": 0.0}, curves))
+                                                    "admm_cap_hits": 0.0,
+                                                    "alg1_stop_code": stop}, curves))
     render.table2(recs, tmp_path, "smoke")
     rows = _rows(tmp_path / "constrfl_table2.csv")
     pr = _printed("constrfl_table2", n=10, method="Algorithm 1",
@@ -123,6 +125,10 @@ def test_table2_cells_show_ours_beside_the_paper(tmp_path):
         assert row["||w - w0|| Alg. 1 paper"] == "" and float(row["||w - w0|| Alg. 1 std"]) == 0.5
     md = (tmp_path / "constrfl_table2.md").read_text()
     assert "0.1 ± 0 (0.10 ± 2.15e-05)" in md  # Alg. 1 disp. max at n = 10
+    # how Algorithm 1 stopped (issue #31), and the paper set's rows cite the diagnostic
+    assert [r["Alg. 1 stop"] for r in rows] == [
+        "cap: 2", "certified (11): 1, (11) on an uncertified call: 1"]
+    assert "`constrfl.rho_freeze`" in md and "#constrfl-table-2-paper-set-rho-1e8-frozen" in md
     _assert_numeric(rows, ["Alg. 1 objective", "rel. diff", "Alg. 1 disp. max",
                            "||w - w0|| Alg. 1"])
 

@@ -134,11 +134,32 @@ def test_constrfl_rows_are_one_value_per_trial_and_say_the_printed_std_is_pooled
     rel = rows[("Algorithm 1 vs cProx-AL", "relative_difference")]
     assert rel.values == pytest.approx((0.2, 0.2), rel=1e-12)
     assert rows[("Algorithm 1", "loss_disparity")].paper_std_over == ""
-    # issue #31's flag: a non-converged Algorithm-1 trial is left out and said
-    recs[1].metrics["alg1_converged"] = False
-    recs[0].metrics["alg1_converged"] = True
+    # issue #31's flag: an uncertified Algorithm-1 trial stays in the mean (the paper's runs
+    # ran the same capped protocol) and is flagged, so the row never gets a noise band
+    recs[1].metrics["alg1_certified_stop"] = False
+    recs[0].metrics["alg1_certified_stop"] = True
     obj = {(r.key["method"], r.metric): r for r in table2(recs)}[("Algorithm 1", "objective")]
-    assert obj.converged == (True, False) and obj.mean == pytest.approx(0.3, rel=1e-12)
+    assert obj.certified == (True, False) and obj.mean == pytest.approx(0.4, rel=1e-12)
+
+
+def test_an_uncertified_run_is_never_the_evidence_of_a_noise_band():
+    """Issue #31 with the rule of #28: the same numbers that are within_noise with certified
+    runs are deviates when one run ended uncertified, and the row says how many were."""
+    from repro.engine.verdict import Certified
+
+    vals = (0.50, 0.56, 0.44, 0.53, 0.47)
+    common = dict(table="t", key={"k": "1"}, metric="m", values=vals, over="trials",
+                  n_paper=5)
+    ok = judge("0.54", 0.02, Certified(**common, certified=(True,) * 5))
+    assert ok["verdict"] == "within_noise"
+    bad = judge("0.54", 0.02, Certified(**common, certified=(True, True, False, True, True)))
+    assert bad["verdict"] == "deviates" and bad["reproduced"] == ok["reproduced"]
+    assert any("4 of 5 runs certified" in n for n in bad["notes"])
+    assert any("no noise band (uncertified runs)" in n for n in bad["notes"])
+    # a match needs no band: an uncertified run does not stop the printed number matching
+    assert judge("0.50", 0.02, Certified(**common, certified=(False,) * 5))["verdict"] == "match"
+    with pytest.raises(ValueError, match="certified flags"):
+        Certified(**common, certified=(True,))
 
 
 def test_comparison_md_states_the_rule_first(tmp_path):

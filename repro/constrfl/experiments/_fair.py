@@ -17,10 +17,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from repro.constrfl.config import ProxALConfig
+from repro.constrfl.config import ProxALConfig, reference_flags
 from repro.constrfl.data import adult_b, equal_class_split
 from repro.constrfl.methods import build
 from repro.constrfl.problem import fairness, unit_sphere_w0
+from repro.constrfl.proxal import STOP_CODES
 from repro.engine.experiment import CellResult, RunContext
 
 ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
@@ -29,14 +30,21 @@ HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
 
 
-def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip") -> ProxALConfig:
+def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip",
+               flags: str = "none") -> ProxALConfig:
     """``solver``: the batched clipped Newton (all clients of a round together, default) or
     ``"lbfgsb"``, the per-client L-BFGS-B oracle (specs/constrfl.md §2.4; bench and tests
-    compare them).
+    compare them). ``flags="fairness"``: the reference script's solver tolerances on top
+    (``reference_flags("fairness")``: inner tolerance 1e-4·eps_{t+1}, cProx-AL 1e-4·tau_k,
+    eps floor 1e-10, (23) with the eps_{t+1} term; specs/constrfl.md §4.2, D5, D6, D14), the
+    primary reading of Table 2's script set (:mod:`.table2`).
     """
+    if flags not in ("none", "fairness"):
+        raise ValueError(f"flags must be 'none' or 'fairness', got {flags!r}")
+    extra = reference_flags("fairness") if flags == "fairness" else {}
     return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
                         cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
-                        hessian_reuse=solver != "lbfgsb")
+                        hessian_reuse=solver != "lbfgsb", **extra)
 
 
 @lru_cache(maxsize=8)
@@ -81,7 +89,8 @@ def evaluate(Xc, yc, Xs, ys, w):
 
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
-    cfg = config_for(config["hyper"], config["k_max"], config["t_max"])
+    cfg = config_for(config["hyper"], config["k_max"], config["t_max"],
+                     flags=config.get("ref_flags", "none"))
     problem, Xc, yc, Xs, ys = fair_problem(config["n"], config["subsample"])
     w0 = unit_sphere_w0(problem.d, config["trial"])
     t0 = time.perf_counter()
@@ -102,9 +111,19 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
               "iter_disp_mean": [float(d[:-1].mean()) for _, d in per_iter],
               "iter_disp_min": [float(d[:-1].min()) for _, d in per_iter],
               "iter_disp_max": [float(d[:-1].max()) for _, d in per_iter],
-              "iter_disp_server": [float(d[-1]) for _, d in per_iter]}
+              "iter_disp_server": [float(d[-1]) for _, d in per_iter],
+              # per outer iteration k: did Algorithm 2 stop by (23) (1) or at the T cap (0),
+              # its last certificate eps_{t+1} + sum_i epst_i, and the target tau_k
+              "admm_certified": [float(c) for c in st.admm_certified],
+              "admm_certificate": list(st.admm_certificates),
+              "tau": [cfg.tau(k) for k in range(st.k)]}
     return CellResult(metrics={
         "d": problem.d, "alg1_outer": st.k, "alg1_stopped": float(st.stopped),
+        # issue #31: how the run ended (proxal.STOP_CODES: 0 certified (11), 1 (11) on an
+        # uncertified call, 2 cap) and the boolean a noise band may use: 1 only for a
+        # certified stop (a run with 0 is not converged)
+        "alg1_stop_code": float(STOP_CODES[st.stop_status]),
+        "alg1_certified_stop": float(st.certified_stop),
         "cprox_outer": cs.k, "cprox_stopped": float(cs.stopped),
         "admm_rounds": float(sum(st.admm_rounds)),
         "admm_cap_hits": float(sum(r >= cfg.t_max for r in st.admm_rounds)),

@@ -21,6 +21,7 @@ from repro.constrfl.experiments.reproduce import (
     lcqp_groups,
     np_groups,
     np_rows,
+    stop_counts,
 )
 from repro.engine.plotting import figure, plot_paper_points, save_figure, scale_text
 from repro.engine.report import Measured, Table, paper_values, write_table
@@ -193,20 +194,28 @@ def fig1(records, out: Path, scale: str) -> list[Path]:
 
 # --------------------------------------------------------------------------- Table 2
 
+FREEZE = (f"Paper-set rows (rho_i = 1e8, Sec. 5.2): Algorithm 2 moves w by c/rho a round, so "
+          f"w stays at w^0 and no ADMM call meets (23); diagnostic `constrfl.rho_freeze`, "
+          f"{DEV}#constrfl-table-2-paper-set-rho-1e8-frozen.")
+
+
 def table2(records, out: Path, scale: str) -> list[Path]:
     """Table 2, each printed cell ``ours (paper)``: both hyperparameter sets beside the
-    paper's value of the same n (the paper prints one set).
+    paper's value of the same n (the paper prints one set), with how Algorithm 1's runs
+    stopped (``certified (11)``, ``(11) on an uncertified call``, ``cap``).
     """
     stem = "constrfl_table2"
     t = Table(f"Table 2 (fairness, adult-b rebuilt, scale {scale})",
               ["n", "hyperparameters", "Alg. 1 objective", "cProx-AL objective", "rel. diff",
                "Alg. 1 disp. mean", "Alg. 1 disp. max", "cProx disp. mean", "cProx disp. max",
-               "||w - w0|| Alg. 1", "ADMM cap hits", "trials"])
+               "||w - w0|| Alg. 1", "ADMM cap hits", "Alg. 1 stop", "trials"],
+              caption=FREEZE)
     for (n, hyper), recs in sorted(fair_groups(records).items()):
         cells = [paper_cell(vals, stem, metric, dataset="adult-b", n=n, method=meth,
                             statistic=stat) for meth, metric, stat, vals in fair_rows(recs)]
         t.add(n, hyper, *cells, PopMeasured(tuple(r.metrics["w_moved"] for r in recs)),
-              int(sum(r.metrics["admm_cap_hits"] for r in recs)), len(recs))
+              int(sum(r.metrics["admm_cap_hits"] for r in recs)), stop_counts(recs),
+              len(recs))
     return write_table(t, out, stem)
 
 

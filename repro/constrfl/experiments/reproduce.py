@@ -9,10 +9,13 @@ the noise of that mean; the printed std of those rows is pooled over clients
 Tables 1-2's agreement rows (Algorithm 1 vs cProx-AL relative difference) are compared with
 the printed number like any other row; the paper's statement that the methods agree (rel.
 diff at most :data:`AGREEMENT`, specs/constrfl.md §6) is a claim (``claims.py``). Table 1's
-objective and feasibility are counted apart as substitute data (the authors' CSVs are private,
-A1); Table 4 within one unit of the last printed digit, its misprint against the authors' log.
-A record carrying ``alg1_converged`` (issue #31: Algorithm 1's ADMM stop not certified) counts
-only where it is true, and the row says k of N.
+objective and feasibility are counted apart as substitute data (the authors' CSVs, A1, sit in
+the Drive folder their README links, out of reach here; their features differ from ours);
+Table 4 within one unit of the last printed digit, its misprint against the authors' log.
+Algorithm 1's records carry ``alg1_certified_stop`` (issue #31: 1 only for a ``certified
+(11)`` stop); its rows are :class:`~repro.engine.verdict.Certified`: every run enters the mean
+(the paper's runs ran the same capped protocol) but an uncertified run is never the evidence
+of a noise band, and the row says how many runs were certified.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.experiments._np import CAPS
+from repro.constrfl.proxal import STOP_CODES
 from repro.engine.experiment import Reproduced
+from repro.engine.verdict import Certified
 
 __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "PAPER_RUNS", "fair_groups", "fair_rows",
            "lcqp_groups",
@@ -28,7 +33,8 @@ __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "PAPER_RUNS", "fair_groups",
 
 DEV = "docs/deviations.md"
 AGREEMENT = 5e-2   # specs/constrfl.md §6: Algorithm 1 vs cProx-AL rel. diff at most this matches
-NP_SUBSTITUTE = f"{DEV}#constrfl-table-1-data"   # the entry: the authors' CSVs are private (A1)
+# the entry: the authors' CSVs (A1) are in their README's Drive folder, out of reach here
+NP_SUBSTITUTE = f"{DEV}#constrfl-table-1-data"
 TABLE3_D = {"breast-cancer-wisc": "20", "adult-a": "21", "monks-1": "21"}
 FAIR_PAPER_K = 300   # Table 2's K cap at paper scale
 PAPER_RUNS = 10      # specs/constrfl.md §5: every printed number is over 10 trials
@@ -54,23 +60,24 @@ def _client_mean(recs, name):
     return _per_trial(recs, name, np.mean)
 
 
-def converged(recs, method: str) -> tuple[bool, ...] | None:
-    """Per trial, whether the method's run converged, where the records say so (Algorithm 1's
-    ``alg1_converged``, issue #31); None where they do not.
+def certified(recs, method: str) -> tuple[bool, ...] | None:
+    """Per trial, whether the method's run ended certified, where the records say so
+    (Algorithm 1's ``alg1_certified_stop``, issue #31: 1 for a ``certified (11)`` stop); None
+    where they do not (records from before issue #31, cProx-AL, Table 1's runs).
     """
     if method != "Algorithm 1":
         return None
-    flags = [r.metrics.get("alg1_converged") for r in _by_trial(recs)]
+    flags = [r.metrics.get("alg1_certified_stop") for r in _by_trial(recs)]
     return None if all(f is None for f in flags) else tuple(bool(f) for f in flags)
 
 
 def _judged(method, metric, recs) -> dict:
     """The fields every constrfl row shares: 10 trials behind the paper's number, what the
-    printed std is over, which trials converged.
+    printed std is over, which trials ended certified.
     """
     pooled = metric in ("objective", "relative_difference")
     return {"over": "trials", "n_paper": PAPER_RUNS, "paper_std_over": POOLED if pooled else "",
-            "converged": converged(recs, method)}
+            "certified": certified(recs, method)}
 
 
 # --------------------------------------------------------------------------- Table 1
@@ -129,7 +136,7 @@ def table1(records) -> list[Reproduced]:
             # numbers on the rebuilt data count as substitute_data; the agreement row is
             # compared with its printed number (its statement is a claim, claims.py)
             agree = metric == "relative_difference"
-            out.append(Reproduced("constrfl_table1",
+            out.append(Certified("constrfl_table1",
                                   {"dataset": ds, "n": str(n), "d": TABLE3_D[ds], "m_tilde": "",
                                    "method": meth, "statistic": stat},
                                   metric, tuple(float(v) for v in vals), note=note,
@@ -190,15 +197,29 @@ def fair_rows(recs, per_trial: bool = False):
     return rows
 
 
+def stop_counts(recs) -> str:
+    """How Algorithm 1's runs of a group ended (``proxal.STOP_CODES``): e.g.
+    ``(11) on an uncertified call: 10``; records from before issue #31 carry no stop code.
+    """
+    names = {float(v): k for k, v in STOP_CODES.items()}
+    codes = [r.metrics.get("alg1_stop_code") for r in recs]
+    if any(c is None for c in codes):
+        return "not recorded"
+    counts = {names[c]: codes.count(c) for c in sorted(set(codes))}
+    return ", ".join(f"{k}: {v}" for k, v in counts.items())
+
+
 def table2(records) -> list[Reproduced]:
     """The ``script`` hyperparameters feed the comparison (A4); ``render`` shows both."""
     out = []
     for (n, hyper), recs in sorted(fair_groups(records).items()):
         if hyper != "script":
             continue
-        note = fair_protocol_note(recs)
+        # how Algorithm 1's runs ended (issue #31): a run without a certified stop is not
+        # converged; the rows say so
+        note = f"{fair_protocol_note(recs)}; Alg. 1 stop: {stop_counts(recs)}"
         for meth, metric, stat, vals in fair_rows(recs, per_trial=True):
-            out.append(Reproduced("constrfl_table2",
+            out.append(Certified("constrfl_table2",
                                   {"dataset": "adult-b", "n": str(n), "d": "39", "m_tilde": "",
                                    "method": meth, "statistic": stat}, metric,
                                   tuple(float(v) for v in vals), note=note,
@@ -242,7 +263,7 @@ def table4(records) -> list[Reproduced]:
         for method, metric, key in LCQP_METRICS:
             vals = [r.metrics[key] for r in _by_trial(recs)]
             ident = (str(n), str(d), str(m), method, metric)
-            out.append(Reproduced(
+            out.append(Certified(
                 "constrfl_table4",
                 {"dataset": "LCQP-synthetic", "n": str(n), "d": str(d), "m_tilde": str(m),
                  "method": method, "statistic": "mean"},
