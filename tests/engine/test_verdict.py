@@ -144,7 +144,8 @@ def test_constrfl_rows_are_one_value_per_trial_and_say_the_printed_std_is_pooled
 
 def test_an_uncertified_run_is_never_the_evidence_of_a_noise_band():
     """Issue #31 with the rule of #28: the same numbers that are within_noise with certified
-    runs are deviates when one run ended uncertified, and the row says how many were."""
+    runs are deviates when one run ended uncertified, and the row says how many were.
+    """
     from repro.engine.verdict import Certified
 
     vals = (0.50, 0.56, 0.44, 0.53, 0.47)
