@@ -215,7 +215,9 @@ def test_fedmm_lemma3_descent_both_conventions():
     assert max(d["max_gap_bite_runs"].values()) <= 1e-9
     # measured (lhs) <= bound (rhs) < 0 at the tightest bite point, looseness = lhs / rhs
     assert r.measured < r.bound < 0 and r.looseness == pytest.approx(r.measured / r.bound)
-    assert 1 <= r.looseness < 3
+    # the lemma holding at a point where it bites means measured / bound >= 1 (both < 0); no
+    # upper limit is asserted: how loose the bound is comes from the run, not from the paper
+    assert r.looseness >= 1
     # telescoped from round 0 (Props 3/4 false at t = 0) the lemma is violated on a bite run
     assert d["bite_runs_violated_from_round_0"]
     assert r.finding.startswith("on the spec's grid the right-hand side is >= 0")
