@@ -251,7 +251,24 @@ def cmd_list(args) -> int:
         if exp.readings:
             print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
                                             for r in exp.select_readings("all")))
+    _list_methods(exps)
     return 0
+
+
+def _list_methods(exps) -> None:
+    """The library methods of every paper (``repro.<paper>.methods``) and the experiments
+    that run each one; a method no experiment names says so (issue 32).
+    """
+    from repro.engine.registry import library_methods
+
+    print("\nlibrary methods (repro.<paper>.methods; a table runs the methods it names)")
+    for paper, methods in library_methods().items():
+        print(f"{paper}")
+        for name, method in methods.items():
+            users = [n for n, e in exps.items()
+                     if n.split(".")[0] == paper and name in e.methods]
+            where = ", ".join(users) if users else "in no table (library only)"
+            print(f"    {name}: {method.summary} [{where}]")
 
 
 def _select(pattern: str):

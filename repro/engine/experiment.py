@@ -278,6 +278,10 @@ class Experiment:
     # first line of why the cells cannot run plus the docs/deviations.md link ("" when they can).
     # A comparison without records states it instead of "no records" (issue #28).
     unavailable: Callable[[], str] | None = None
+    # The library methods (``repro.<paper>.methods``, by printed name) this experiment's cells
+    # run: the table names its methods itself, so a method added to the library is in no table
+    # until one lists it here (issue 32). ``repro list`` shows, per method, the tables using it.
+    methods: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_readings(self.name, self.readings)

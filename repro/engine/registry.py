@@ -72,6 +72,26 @@ def load_all() -> dict[str, Experiment]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def library_methods() -> dict[str, dict]:
+    """``{paper: {name: Method}}``: the ``METHODS`` of every paper package that has a
+    ``methods`` package or module (:mod:`repro.core.methods`), imported by name as the
+    experiments are, so the engine names no paper.
+    """
+    out = {}
+    for pkg, _ in paper_packages():
+        name = f"repro.{pkg}.methods"
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        methods = getattr(mod, "METHODS", None)
+        if methods:
+            out[pkg] = dict(methods)
+    return out
+
+
 def get(name: str) -> Experiment:
     exps = load_all()
     if name not in exps:

@@ -1,149 +1,195 @@
-"""Each paper's main algorithm against :class:`repro.core.algorithm.Algorithm` (issue 13).
+"""Every registered method through one generic driver (issue 32).
 
-Built on tiny instances through the papers' public exports, each algorithm must carry the
-protocol's members, take one ``step()`` without arguments, and return its ``state`` from
-``run``. FairVFL and the relfair methods keep their historical names for the hyperparameters
-(``params``, ``hyper``) and expose the same object as ``config``.
+The methods are those of every paper's ``repro.<paper>.methods`` package (found by
+``repro.engine.registry.library_methods``, so a new method file is tested here with no edit);
+each paper's package gives ``tiny_problem(seed)``, a problem small enough for two rounds.
+:func:`protocol_violations` lists what a method breaks of :mod:`repro.core.algorithm`:
 
-``FedProxAL.run()`` takes no
-round count: it runs to Algorithm 1's own stopping test (11) or ``k_max``, which the protocol's
-``run(...)`` allows.
+- the constructor is ``Alg(problem, config, *, init=None, rng=None, ...)`` (the first two
+  positional, every other keyword-only with a default);
+- ``configure(problem)`` gives a frozen dataclass named ``<Something>Config``, and the built
+  algorithm's ``config`` is that object;
+- ``step()`` takes no argument and returns a :class:`RoundMessages` numbered by round, whose
+  payloads are typed messages (dataclass instances);
+- ``run(2, callback=...)`` calls ``callback(round, state, messages)`` with rounds 1, 2 and
+  returns ``state``; ``run(5, stop=lambda s: True)`` takes exactly one round;
+- two algorithms built alike from one seed reach bitwise-equal states (compared as the
+  ``repr`` of their messages).
+
+A planted non-conforming method shows that each rule fires.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
+from typing import Any
 
-import numpy as np
 import pytest
 
-from repro.core.algorithm import Algorithm
+from repro.core.algorithm import Algorithm, RoundMessages, run_rounds
+from repro.core.methods import Method, discover
+from repro.engine.registry import library_methods
+
+LIBRARY = library_methods()
+CASES = [(paper, name) for paper, methods in LIBRARY.items() for name in methods]
 
 
-def _constrfl():
-    from repro.constrfl import ProxAL, ProxALConfig
-    from repro.constrfl.instances import qp_ball
-
-    problem = qp_ball(np.random.default_rng(0), d=3, n=2)
-    return ProxAL(problem, ProxALConfig(k_max=2), w0=np.zeros(3)), {}
+def _payload_ok(msg: Any) -> bool:
+    return dataclasses.is_dataclass(msg) and not isinstance(msg, type)
 
 
-def _fairvfl():
-    from repro.fairvfl import FairVFL, FairVFLParams, LinearBlock
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 4))
-    y = np.where(X[:, 0] > 0, 1, -1)
-    s = rng.random(40) < 0.5
-    return FairVFL([LinearBlock(X[:, :2]), LinearBlock(X[:, 2:])], y, s,
-                   FairVFLParams()), {"rounds": 2}
-
-
-def _relfair():
-    import torch
-
-    from repro.relfair import (
-        ClientEngine,
-        RelativeAmbiguitySet,
-        ScaffPDIA,
-        ScaffPDIAHyper,
-        TrainSetup,
-        init_params,
-        split_clients,
-    )
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(60, 3)).astype(np.float32)
-    y = (X[:, 0] > 0).astype(int)
-    parts = np.array_split(rng.permutation(60), 3)
-    engine = ClientEngine(split_clients(X, y, parts, rng, classes=2))
-    setup = TrainSetup(batch=8, hidden=4, dropout=0.0)
-    theta0 = init_params(3, setup.hidden, 2, torch.Generator().manual_seed(0))
-    hyper = ScaffPDIAHyper(RelativeAmbiguitySet(3, alpha=0.5, beta=0.5, phi=0.2))
-    return ScaffPDIA(engine, hyper, theta0, torch.Generator().manual_seed(1), setup), {
-        "rounds": 2}
-
-
-def _fedmm():
-    import torch
-
-    from repro.fedmm import Block, FedMM, FedMMConfig, LocalGDA
-
-    class Bilinear:  # f_i(w, psi) = |w|^2/2 + w psi - |psi|^2/2: gradients [w + psi; psi - w]
-        n_clients = 2
-
-        def batched(self, theta, t, m):
-            w, psi = theta[:, :1], theta[:, 1:]
-            return torch.cat([w + psi, psi - w], dim=1)
-
-        def client(self, i, theta_i, t, m):
-            return self.batched(theta_i.expand(2, -1), t, m)[i]
-
-    blocks = (Block("omega", 1, eta=0.1, mu=1.0), Block("psi", 1, eta=0.1, mu=1.0))
-    theta0 = torch.ones(2, dtype=torch.float64)
-    return FedMM(FedMMConfig(blocks), theta0, 2, LocalGDA(Bilinear(), local_steps=2)), {
-        "rounds": 2}
+def protocol_violations(method: Method, tiny_problem) -> list[str]:
+    """What ``method`` breaks of the protocol, one line each (empty: it conforms)."""
+    out: list[str] = []
+    params = list(inspect.signature(method.algorithm).parameters.values())
+    if [p.name for p in params[:2]] != ["problem", "config"] or any(
+            p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params[:2]):
+        out.append(f"constructor starts {[p.name for p in params[:2]]}, not (problem, config)")
+    rest = params[2:]
+    bad = [p.name for p in rest if p.kind is not p.KEYWORD_ONLY or p.default is p.empty]
+    if bad:
+        out.append(f"constructor arguments not keyword-only with a default: {bad}")
+    missing = {"init", "rng"} - {p.name for p in rest}
+    if missing:
+        out.append(f"constructor lacks {sorted(missing)}")
+    config = method.configure(tiny_problem(0))
+    if not (dataclasses.is_dataclass(config) and type(config).__dataclass_params__.frozen):
+        out.append(f"config {type(config).__name__} is not a frozen dataclass")
+    if not type(config).__name__.endswith("Config"):
+        out.append(f"config class {type(config).__name__} is not named <Alg>Config")
+    if out:
+        return out
+    alg = method.build(tiny_problem(0))
+    if not isinstance(alg, Algorithm):
+        return [f"{type(alg).__name__} lacks a member of the Algorithm protocol"]
+    if alg.config is not config and alg.config != config:
+        out.append("alg.config is not the config it was built with")
+    seen: list[tuple[int, Any]] = []
+    state = alg.run(2, callback=lambda r, s, m: seen.append((r, m)))
+    if [r for r, _ in seen] != [1, 2]:
+        out.append(f"run(2) called back with rounds {[r for r, _ in seen]}, not [1, 2]")
+    if state is not alg.state:
+        out.append("run() did not return alg.state")
+    msgs = [m for _, m in seen] + [alg.step()]
+    for i, m in enumerate(msgs, start=1):
+        if not isinstance(m, RoundMessages):
+            out.append(f"round {i} returned {type(m).__name__}, not RoundMessages")
+            continue
+        if m.round != i:
+            out.append(f"round {i}'s messages are numbered {m.round}")
+        if not all(_payload_ok(x) for x in m.downlink + m.uplink):
+            out.append(f"round {i}: a payload is not a typed message (dataclass)")
+    once = method.build(tiny_problem(0))
+    count: list[int] = []
+    once.run(5, stop=lambda s: True, callback=lambda r, s, m: count.append(r))
+    if count != [1]:
+        out.append(f"run(5, stop=always) took rounds {count}, not [1]")
+    twin = method.build(tiny_problem(0))
+    twin_msgs = [twin.step() for _ in range(3)]
+    if repr(twin_msgs) != repr(msgs):
+        out.append("two algorithms built alike from one seed exchanged different messages")
+    return out
 
 
-BUILDERS = {"constrfl": _constrfl, "fairvfl": _fairvfl, "relfair": _relfair, "fedmm": _fedmm}
+@pytest.mark.parametrize(("paper", "name"), CASES)
+def test_every_registered_method_follows_the_protocol(paper, name):
+    pkg = importlib.import_module(f"repro.{paper}.methods")
+    assert protocol_violations(pkg.METHODS[name], pkg.tiny_problem) == []
 
 
-@pytest.mark.parametrize("paper", list(BUILDERS))
-def test_the_main_algorithm_conforms(paper):
-    alg, _ = BUILDERS[paper]()
-    assert isinstance(alg, Algorithm), type(alg).__name__
-    # the hyperparameters: a frozen dataclass, the object the algorithm was built with
-    import dataclasses
-
-    assert dataclasses.is_dataclass(alg.config) and alg.config.__dataclass_params__.frozen
+def test_every_paper_registers_methods():
+    # the four papers of the package (the demo has no federated method)
+    assert {"constrfl", "relfair", "fairvfl", "fedmm"} <= set(LIBRARY)
+    assert all(len(m) >= 2 for m in LIBRARY.values())
 
 
-def test_the_protocol_refuses_an_algorithm_without_config():
-    class NoConfig:
-        state = None
-
-        def step(self):
-            return []
-
-        def run(self, rounds):
-            return self.state
-
-    assert not isinstance(NoConfig(), Algorithm)
+# -- the rules fire on a planted non-conforming method -----------------------------------------
 
 
-@pytest.mark.parametrize("paper", list(BUILDERS))
-def test_state_step_and_run_conform_everywhere(paper):
-    alg, run_args = BUILDERS[paper]()
-    required = [p for p in list(inspect.signature(alg.step).parameters.values())
-                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    assert not required, f"{paper}: step() requires {required}"
-    state_type = type(alg.state)
-    alg.step()
-    assert type(alg.state) is state_type
-    assert alg.run(**run_args) is alg.state
+@dataclasses.dataclass  # not frozen, not named ...Config
+class _Hyper:
+    lr: float = 0.1
 
 
-def test_the_protocol_rejects_what_lacks_a_member():
-    class NoRun:
-        config, state = 1, 2
+class _Bad:
+    def __init__(self, problem, hyper, theta0):  # a positional third argument, no init/rng
+        self.config, self.state = hyper, 0
 
-        def step(self):
-            return []
+    def step(self):
+        self.state += 1
+        return []
 
-    assert not isinstance(NoRun(), Algorithm)
+    def run(self, rounds):
+        return self.state
 
 
-def test_run_rounds_steps_and_reports_each_round():
-    from repro.core.algorithm import run_rounds
+@dataclasses.dataclass(frozen=True)
+class _CounterConfig:
+    lr: float = 0.1
 
-    class Counter:
-        def __init__(self):
-            self.state = 0
 
-        def step(self):
-            self.state += 1
+@dataclasses.dataclass(frozen=True)
+class _Tick:
+    value: int
 
+
+class _Counter:
+    """Conforms, except that its rounds are numbered from 0 and one payload is a bare int."""
+
+    def __init__(self, problem, config, *, init=None, rng=None):
+        self.config, self.state = config, 0
+
+    def step(self):
+        self.state += 1
+        return RoundMessages(self.state - 1, (_Tick(self.state),), (self.state,))
+
+    def run(self, rounds=None, *, stop=None, callback=None):
+        return run_rounds(self, rounds, stop=stop, callback=callback)
+
+
+def test_the_checks_fire_on_planted_methods():
+    bad = protocol_violations(Method("Bad", _Bad, lambda p, **o: _Hyper(), "planted"),
+                              lambda seed: None)
+    assert any("keyword-only" in v for v in bad)
+    assert any("lacks ['init', 'rng']" in v for v in bad)
+    assert any("not a frozen dataclass" in v for v in bad)
+    assert any("<Alg>Config" in v for v in bad)
+    off = protocol_violations(Method("Off", _Counter, lambda p, **o: _CounterConfig(), "planted"),
+                              lambda seed: None)
+    assert any("numbered 0" in v for v in off)
+    assert any("not a typed message" in v for v in off)
+
+
+def test_run_rounds_counts_stops_and_calls_back():
+    alg = _Counter(None, _CounterConfig())
     seen = []
-    alg = Counter()
-    assert run_rounds(alg, 3, seen.append) == 3 and seen == [1, 2, 3]
+    assert run_rounds(alg, 3, callback=lambda r, s, m: seen.append((r, s, m.round))) == 3
+    assert seen == [(1, 1, 0), (2, 2, 1), (3, 3, 2)]
     assert run_rounds(alg, 0) == 3  # zero rounds: no step, the state as it was
+    assert run_rounds(alg, 10, stop=lambda s: s >= 5) == 5
+    with pytest.raises(ValueError, match="needs rounds= or stop="):
+        run_rounds(alg)
+    with pytest.raises(ValueError, match="rounds must be an int"):
+        run_rounds(alg, -1)
+
+
+def test_discover_refuses_two_methods_with_one_name(tmp_path, monkeypatch):
+    pkg = tmp_path / "dupmethods"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    body = ("from repro.core.methods import Method\n"
+            "METHOD = Method('Same', object, lambda p, **o: None, 'x')\n")
+    (pkg / "a.py").write_text(body)
+    (pkg / "b.py").write_text(body)
+    (pkg / "_helper.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="defined twice"):
+        discover("dupmethods", [str(pkg)])
+    (pkg / "b.py").write_text(body.replace("'Same'", "'Other'"))
+    importlib.invalidate_caches()
+    import sys
+    sys.modules.pop("dupmethods.b", None)
+    found = discover("dupmethods", [str(pkg)])
+    assert list(found) == ["Same", "Other"] and found["Same"].module == "dupmethods.a"
