@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
-import tempfile
 import warnings
-from collections import Counter
 from pathlib import Path
 
 from repro.core import paths
@@ -188,384 +185,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _measured_cost(exp, results) -> str:
-    """What the current records under ``results`` took, per scale: cells recorded of the
-    scale's primary-reading cells and the sum of their wall seconds (stale records not counted,
-    nor the time of a record copied from a run another experiment computed: ``shared``).
-    """
-    from repro.engine.runner import collect
-
-    parts = []
-    for s in exp.scales:
-        recs = collect(exp, s, results, include_stale=False)
-        if recs:
-            own = [r for r in recs if "shared_from" not in r.timings]
-            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
-            shared = f" ({len(recs) - len(own)} shared with another experiment, not summed)"
-            parts.append(f"{s}: {len(recs)}/{len(exp.configs(s))} cells, "
-                         + (f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s")
-                         + " summed over the cells' wall times"
-                         + (shared if len(own) < len(recs) else ""))
-    return "; ".join(parts)
-
-
-def run_cells(exp, scale: str) -> int:
-    """The cells ``repro run NAME --scale SCALE`` runs (every reading, the default): a cell
-    two readings share counts once, as the runner computes it once.
-    """
-    from repro.engine.records import canonical_json
-
-    return len({canonical_json(config) for reading in exp.select_readings("all")
-                for _, config in exp.reading_configs(scale, reading)})
-
-
 def cmd_list(args) -> int:
-    import textwrap
+    from repro.engine.listing import list_experiments
 
-    from repro.engine.registry import load_all
-
-    exps = load_all()
-    results = getattr(args, "results", None)
-    rows = [("experiment", "scales", "cells `run` runs")]
-    for name, exp in exps.items():
-        rows.append((name, "/".join(exp.scales),
-                     "/".join(str(run_cells(exp, s)) for s in exp.scales)))
-    widths = [max(len(r[i]) for r in rows) for i in range(2)]
-    print(f"{rows[0][0]:<{widths[0]}}  {rows[0][1]:<{widths[1]}}  {rows[0][2]} (per scale, "
-          "every reading); cost on 2 cores below each")
-    wrap = textwrap.TextWrapper(width=100, initial_indent="    cost: ",
-                                subsequent_indent="          ", break_on_hyphens=False)
-    seen_cost: dict[str, str] = {}
-    for (name, scales, cells), exp in zip(rows[1:], exps.values(), strict=True):
-        print(f"{name:<{widths[0]}}  {scales:<{widths[1]}}  {cells}")
-        print(f"    {exp.title}")
-        cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
-        if cost in seen_cost:  # experiments sharing their runs share one cost text
-            print(f"    cost: as {seen_cost[cost]} (the same runs)")
-        else:
-            seen_cost[cost] = name
-            print(wrap.fill(cost))
-        measured = _measured_cost(exp, results)
-        if measured:
-            print(f"    measured by the records here: {measured}")
-        if exp.readings:
-            print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
-                                            for r in exp.select_readings("all")))
-    _list_methods(exps)
-    return 0
-
-
-def _list_methods(exps) -> None:
-    """The library methods of every paper (``repro.<paper>.methods``) and the experiments
-    that run each one; a method no experiment names says so (issue 32).
-    """
-    from repro.engine.registry import library_methods
-
-    print("\nlibrary methods (repro.<paper>.methods; a table runs the methods it names)")
-    for paper, methods in library_methods().items():
-        print(f"{paper}")
-        for name, method in methods.items():
-            users = [n for n, e in exps.items()
-                     if n.split(".")[0] == paper and name in e.methods]
-            where = ", ".join(users) if users else "in no table (library only)"
-            print(f"    {name}: {method.summary} [{where}]")
-
-
-def _select(pattern: str):
-    """``registry.select``, whose error for an unknown name lists the known ones, plus the
-    closest names when the pattern looks like a typo.
-    """
-    import difflib
-
-    from repro.engine.registry import load_all, select
-
-    try:
-        return select(pattern)
-    except KeyError as exc:
-        close = difflib.get_close_matches(pattern, list(load_all()), n=3, cutoff=0.6)
-        if not close:
-            raise
-        raise KeyError(f"{exc.args[0]}\ndid you mean: {', '.join(close)}?") from None
+    return list_experiments(getattr(args, "results", None))
 
 
 def cmd_run(args) -> int:
-    from repro.engine.runner import BUSY_REASON, run_experiments
+    from repro.engine.registry import select_suggesting
 
     if args.list_stale:
-        return _list_stale(args)
-    summaries = run_experiments(_select(args.name), args.scale, jobs=args.jobs,
-                                backend=args.backend, force=args.force, out=args.results,
-                                progress=not args.no_progress, address=args.address,
-                                keep_going=args.keep_going, reading=args.reading)
-    failed = missing_data = cells = 0
-    for s in summaries:
-        stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
-        # a cell that ended not_run or failed was attempted, not computed: count it once
-        done = s.computed - (s.not_run - s.busy)
-        # a cell another live run holds (its lock) is in progress there, not "not run" here
-        busy = f", {s.busy} in progress in another run" if s.busy else ""
-        print(f"{s.experiment} [{s.scale}]: {done} computed, {s.cached} cached{busy}, "
-              f"{s.not_run - s.busy} not run{stale}")
-        for reason in sorted({r.reason for r in s.records if not r.ok}):
-            text = (reason if reason.startswith("failed") else f"in progress: {reason}"
-                    if reason.startswith(BUSY_REASON) else f"not run: {reason}")
-            print("    " + text.replace("\n", "\n    "))
-        failed += sum(r.status == "failed" for r in s.records)
-        missing_data += sum(r.reason.startswith("data unavailable") for r in s.records)
-        cells += len(s.records)
-    if failed:
-        print(f"{failed} cell(s) failed; their errors are in the log above and in their "
-              "records; rerun to retry them", file=sys.stderr)
-        return 1
-    if cells and missing_data == cells:
-        print("nothing ran: every cell's data is missing (see above for where it was looked "
-              "for and how to get it)", file=sys.stderr)
-        return 1
-    return 0
+        from repro.engine.run_report import list_stale
 
+        return list_stale(select_suggesting(args.name), args.scale, args.results)
+    from repro.engine.run_report import report_sweep
+    from repro.engine.runner import run_experiments
 
-def _list_stale(args) -> int:
-    from repro.engine.runner import auto_scale, stale_records
-
-    total = 0
-    for exp in _select(args.name):
-        stale = stale_records(exp, auto_scale(exp, args.scale, args.results), args.results)
-        for rec in stale.values():
-            print(f"{exp.name} {json.dumps(rec.config, sort_keys=True)}: {rec.stale_note}, "
-                  f"commit {rec.commit or 'unknown'}, finished "
-                  f"{rec.timings.get('finished', '?')}")
-        if stale:
-            print(f"{len(stale)} stale record(s) of {exp.name}: `repro run {exp.name}` "
-                  "recomputes them")
-        total += len(stale)
-    print(f"{total} stale record(s) in all")
-    return 0
-
-
-def _collected(args, names: list[str] | None = None):
-    from repro.engine.registry import load_all
-    from repro.engine.runner import auto_scale, collect
-
-    exps = load_all()
-    if names:  # a partial comparison: records of the chosen experiments only
-        chosen = {e.name for pattern in names for e in _select(pattern)}
-        exps = {n: e for n, e in exps.items() if n in chosen}
-    records = {}
-    lacking = []
-    for name, exp in exps.items():
-        if args.scale != "auto" and args.scale not in exp.scales:
-            lacking.append(name)
-            records[name] = (args.scale, [])
-            continue
-        scale = auto_scale(exp, args.scale, args.results)
-        records[name] = (scale, collect(exp, scale, args.results))
-    if lacking:
-        print(f"no scale {args.scale!r} declared by {', '.join(lacking)}: their rows are "
-              "not_run", file=sys.stderr)
-    return exps, records
-
-
-def _alternative_readings(args, exps, records):
-    """Experiment -> reading id -> (scale, records) for every non-primary reading."""
-    from repro.engine.runner import collect
-
-    out = {}
-    for name, exp in exps.items():
-        scale = records[name][0]
-        alts = [r for r in exp.select_readings("all") if not r.primary]
-        if alts and scale in exp.scales:
-            out[name] = {r.id: (scale, collect(exp, scale, args.results, reading=r))
-                         for r in alts}
-    return out
-
-
-def _every_reading(exp, scale, results, primary):
-    """The records of every reading of ``exp`` (each cell once): the ledger's rows."""
-    from repro.engine.runner import collect
-
-    recs = {r.key: r for r in primary}
-    for reading in exp.select_readings("all"):
-        if not reading.primary:
-            recs.update((r.key, r) for r in collect(exp, scale, results, reading=reading)
-                        if r.key not in recs)
-    return list(recs.values())
-
-
-def _writable_outputs(folder: Path) -> Path:
-    """Create ``folder`` if needed and check a file can be written in it, else a one-line
-    error naming it (a read-only ``--out`` used to end in a 22-line traceback).
-    """
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise OutputsNotWritable(
-            f"output folder {folder} is not writable ({type(exc).__name__}: "
-            f"{exc.strerror or exc}); nothing was written. Choose another with --out DIR or "
-            "$FEDREPRO_FIGURES (`repro where` shows the places in use)") from None
-    return folder
-
-
-class OutputsNotWritable(RuntimeError):
-    """The output folder cannot be written: said before anything is rendered."""
-
-
-def _outputs_folder(args, smoke: bool, complete: bool, used: dict) -> Path:
-    place = paths.outputs_place(args.out, smoke=smoke, complete=complete)
-    if place.path not in used:
-        used[place.path] = _writable_outputs(place.path)
-        base = paths.figures_dir(args.out)
-        if place.path != base:
-            print(f"outputs in {place.path} ({place.why})")
-    return place.path
+    return report_sweep(run_experiments(
+        select_suggesting(args.name), args.scale, jobs=args.jobs, backend=args.backend,
+        force=args.force, out=args.results, progress=not args.no_progress,
+        address=args.address, keep_going=args.keep_going, reading=args.reading))
 
 
 def cmd_figures(args) -> int:
-    from repro.engine.code_identity import rendering_stale
-    from repro.engine.report import coverage_of, rendering_coverage
-    from repro.engine.runner import auto_scale, collect, is_complete
-    from repro.engine.verify import write_ledger
+    from repro.engine.figures_run import render_figures
+    from repro.engine.registry import select_suggesting
 
-    used: dict = {}
-    for exp in _select(args.name):
-        scale = auto_scale(exp, args.scale, args.results)
-        recs = collect(exp, scale, args.results)
-        if exp.render is None:
-            continue
-        if not any(r.ok for r in recs):
-            if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
-                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120] for r in recs})
-                print(f"{exp.name} [{scale}]: {len(recs)} cells, none with a result "
-                      f"({'; '.join(why[:2])}); nothing rendered")
-            else:
-                print(f"{exp.name} [{scale}]: no records (run `repro run {exp.name} --scale "
-                      f"{scale}`); nothing rendered")
-            continue
-        complete = is_complete(exp, scale, recs)
-        out = _outputs_folder(args, scale == "smoke", complete, used)
-        note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
-        with rendering_stale(note), rendering_coverage(coverage_of(exp, scale, recs)):
-            written = exp.render(recs, out, scale)
-        ledger = write_ledger(exp, scale, _every_reading(exp, scale, args.results, recs), out)
-        written += [ledger] if ledger is not None else []
-        marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
-        if not complete:  # e.g. a quarantined record: 2 of 3 seeds, said, not passed over
-            total = len(exp.configs(scale))
-            marked += (f" [INCOMPLETE: {sum(r.ok for r in recs)} of {total} cells have a "
-                       f"result; `repro run {exp.name} --scale {scale}` fills in the rest]")
-        print(f"{exp.name} [{scale}]: " + ", ".join(p.name for p in written) + marked)
-    return 0
+    return render_figures(select_suggesting(args.name), args.scale, args.results, args.out)
 
 
 def cmd_compare(args) -> int:
-    from repro.engine.claimcheck import counts_line
-    from repro.engine.compare import (
-        check_claims,
-        compare_readings,
-        is_primary,
-        reading_counts,
-        section_link,
-        summary,
-        write_claims,
-        write_comparison,
-    )
-    from repro.engine.kept import merge, previous_claims, previous_comparison
-    from repro.engine.overview import write_overview
-    from repro.engine.registry import load_all
-    from repro.engine.report import paper_name, smoke_banner
-    from repro.engine.runner import is_complete
+    from repro.engine.compare_run import run_compare
 
-    exps, records = _collected(args, args.names)
-    every = load_all()  # every experiment owns its reported rows, recompared or not
-    alternatives = _alternative_readings(args, exps, records)
-    smoke = any(scale == "smoke" for scale, _ in records.values())
-    complete = all(is_complete(exps[n], scale, recs) for n, (scale, recs) in records.items()) \
-        and all(is_complete(exps[n], scale, recs, reading=_reading(exps[n], rid))
-                for n, per in alternatives.items() for rid, (scale, recs) in per.items())
-    base = paths.figures_dir(args.out)
-    out = _outputs_folder(args, smoke, complete, {})
-    rows = compare_readings(every, records, alternatives)
-    # fedmm's claims fall back on the committed per-seed tables, of the scale they were made at
-    claims = check_claims(exps, records, alternatives, figures_dir=out if smoke else base)
-    if args.names:  # a partial comparison: the other experiments' rows stay as written
-        keep = out if smoke or (out / "comparison.csv").is_file() else base
-        rows = merge(rows, previous_comparison(keep), set(exps))
-        claims = merge(claims, previous_claims(keep, section_link), set(exps))
-        print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "
-              f"experiment from {keep / 'comparison.csv'} and {keep / 'claims.csv'} (or .md)")
-    written = write_comparison(rows, out)
-    written.append(write_claims(claims, out))
-    written.append(write_overview(every, records, rows, claims, out))
-    for paper, c in summary(rows).items():
-        print(f"{paper_name(paper)}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    print(f"claims: {counts_line(claims)}")  # the sentence claims.md and REPORT.md print
-    for paper, per in reading_counts([r for r in rows if not is_primary(r)]).items():
-        for (name, rid, _), c in per.items():
-            print(f"  {paper_name(paper)} {name} reading {rid}: "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md (#14 item 6)
-        print(smoke_banner(rows).replace("**", "").replace("`", ""))
-    print("wrote " + ", ".join(str(p) for p in written))
-    return 0
+    return run_compare(args.names, args.scale, args.results, args.out)
 
 
 def cmd_verify(args) -> int:
-    from repro.engine.registry import load_all
-    from repro.engine.verify import EQUAL, read_ledger, sample_rows, verify
+    from repro.engine.verify import verify_command
 
-    figures = paths.figures_dir(args.out)
-    rows = read_ledger(figures, args.name)
-    if not rows:
-        print(f"no ledger rows for {args.name!r} under {figures / 'cells'} (written by "
-              "`repro figures`)", file=sys.stderr)
-        return 2
-    chosen = sample_rows(rows, args.sample if args.sample > 0 else len(rows), args.seed,
-                         args.max_seconds)
-    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'})",
-          flush=True)
-    outcomes = verify(chosen, load_all(), echo=lambda o: print(o.line(), flush=True))
-    counts = {}
-    for o in outcomes:
-        counts[o.verdict] = counts.get(o.verdict, 0) + 1
-    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
-    return 0 if counts.get(EQUAL, 0) == len(outcomes) else 1
-
-
-def _reading(exp, rid: str):
-    return next(r for r in exp.select_readings("all") if r.id == rid)
+    return verify_command(args.name, args.sample, args.seed, args.max_seconds, args.out)
 
 
 def cmd_data(args) -> int:
-    from repro.core.data.store import fetch, manifest, verify_all
+    from repro.engine.data_command import data_command
 
-    known = sorted({d for d, _ in manifest()})
-    unknown = [d for d in args.datasets if d not in known]
-    if unknown:
-        raise ValueError(f"unknown dataset {unknown[0]!r}" + (
-            f" (and {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else "")
-            + f"; the manifest's datasets: {', '.join(known)}")
-    if args.action == "fetch":
-        names = args.datasets or sorted({d for d, _ in manifest()})
-        for (d, f) in sorted(manifest()):
-            if d in names:
-                fetch(d, f)
-        print(f"fetched/verified every file of {', '.join(names)}")
-        return 0
-    counts: Counter = Counter()
-    per_dataset: dict[str, Counter] = {}
-    for rec, status, detail in verify_all(args.datasets or None):
-        counts[status] += 1
-        per_dataset.setdefault(rec.dataset, Counter())[status] += 1
-        if status != "ok":
-            print(f"{status.upper()}: {rec.relpath}: {detail}", file=sys.stderr)
-    for d, c in per_dataset.items():
-        print(f"{d:<30} ok {c['ok']:>4}  corrupt {c['corrupt']:>3}  missing {c['missing']:>3}")
-    total = sum(counts.values())
-    print(f"{total} files: {counts['ok']} ok, {counts['corrupt']} corrupt, "
-          f"{counts['missing']} missing")
-    return 0 if counts["corrupt"] == 0 and counts["missing"] == 0 else 1
+    return data_command(args.action, args.datasets)
 
 
 def cmd_theory(args) -> int:
@@ -730,10 +394,16 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:  # stderr was piped into the reader that the same Ctrl-C stopped
             _silence_output()
         return 130
-    except (KeyError, ValueError, RuntimeError, FloatingPointError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"repro {args.command}: error: {msg}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # noqa: BLE001 - said in one line (its traceback with -v)
+        from repro.engine.errors import error_lines, is_expected
+
+        try:
+            for line in error_lines(args.command, exc, args.verbose):
+                print(line, file=sys.stderr)
+        except OSError:  # stderr is gone (a closed pipe): nothing more can be said
+            _silence_output()
+        # a message raised on purpose (bad input) is a usage error; anything else a failure
+        return 2 if is_expected(exc) else 1
 
 
 if __name__ == "__main__":

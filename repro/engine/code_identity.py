@@ -41,7 +41,9 @@ _REPRO = Path(__file__).resolve().parents[1]  # the installed package, for its o
 # Modules that only turn records into output: no run_cell closure may hold them (layout test).
 OUTPUT_ONLY = frozenset({"render.py", "claims.py", "reproduce.py"})
 OUTPUT_ENGINE = frozenset({"engine/report.py", "engine/plotting.py", "engine/compare.py",
-                           "engine/runner.py", "engine/overview.py", "engine/kept.py",
+                           "engine/runner.py", "engine/planning.py", "engine/locks.py",
+                           "engine/executors.py", "engine/overview.py", "engine/front_page.py",
+                           "engine/kept.py", "engine/measured.py", "engine/reported.py",
                            "cli.py"})
 SHORT = 12  # hex digits shown in `stale (code ...)`
 

@@ -15,10 +15,8 @@ or from the experiment's own data check (``Experiment.unavailable``).
 
 from __future__ import annotations
 
-import csv
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's one place)
@@ -45,7 +43,11 @@ from repro.engine.comparison_md import (  # noqa: F401 (re-exported)
 from repro.engine.experiment import Experiment, Reproduced
 from repro.engine.kept import made_by
 from repro.engine.records import RunRecord
-from repro.engine.reported import reported_files
+from repro.engine.reported import (  # noqa: F401 (re-exported: the comparison's rows)
+    NON_KEY,
+    ReportedRow,
+    load_reported,
+)
 from repro.engine.verdict import (  # noqa: F401 (re-exported)
     DEVIATIONS,
     RULE_ID,
@@ -55,30 +57,6 @@ from repro.engine.verdict import (  # noqa: F401 (re-exported)
     judge,
 )
 
-NON_KEY = ("paper_file", "table", "metric", "value", "std")
-
-
-@dataclass(frozen=True)
-class ReportedRow:
-    stem: str
-    paper_file: str
-    table: str
-    key: tuple[tuple[str, str], ...]
-    metric: str
-    text: str
-    std: float | None
-
-    @property
-    def value(self) -> float:
-        try:
-            return float(self.text)
-        except ValueError:
-            return math.nan
-
-    @property
-    def key_text(self) -> str:
-        return ";".join(f"{k}={v}" for k, v in self.key if v != "")
-
 
 def default_experiment_name(stem: str) -> str:
     """``constrfl_table1`` -> ``constrfl.table1``; ``fairvfl_conf_table1`` ->
@@ -86,23 +64,6 @@ def default_experiment_name(stem: str) -> str:
     """
     paper, _, item = stem.partition("_")
     return f"{paper}.{item}"
-
-
-def load_reported(directory: Path | None = None) -> list[ReportedRow]:
-    """Every row of the reported CSVs, by stem then file order: all of them
-    (:func:`repro.engine.reported.reported_files`), or those of one ``directory``.
-    """
-    rows = []
-    for path in reported_files(None if directory is None else [Path(directory)]).values():
-        with open(path, newline="") as f:
-            for r in csv.DictReader(f):
-                std = r.get("std", "") or ""
-                rows.append(ReportedRow(
-                    stem=path.stem, paper_file=r["paper_file"], table=r["table"],
-                    key=tuple((k, (v or "").strip()) for k, v in r.items() if k not in NON_KEY),
-                    metric=r["metric"], text=r["value"].strip(),
-                    std=float(std) if std.strip() else None))
-    return rows
 
 
 def check_substitute_link(link: str, row_text: str,

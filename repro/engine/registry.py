@@ -109,3 +109,18 @@ def select(pattern: str) -> list[Experiment]:
     if not chosen:
         raise KeyError(f"no experiment matches {pattern!r}; known: " + ", ".join(exps))
     return chosen
+
+
+def select_suggesting(pattern: str) -> list[Experiment]:
+    """:func:`select`, whose error for an unknown name lists the known ones, plus the closest
+    names when the pattern looks like a typo.
+    """
+    import difflib
+
+    try:
+        return select(pattern)
+    except KeyError as exc:
+        close = difflib.get_close_matches(pattern, list(load_all()), n=3, cutoff=0.6)
+        if not close:
+            raise
+        raise KeyError(f"{exc.args[0]}\ndid you mean: {', '.join(close)}?") from None

@@ -1,11 +1,11 @@
 """Tables: one in-memory form, written as Markdown, CSV and LaTeX side by side; the papers
 named by title and year.
 
-A reproduced number is a :class:`Measured` cell: its values over seeds and the value the paper
-prints for the same cell. Markdown and LaTeX show it as ``ours (paper)``
-(``82.82 ± 0.39 (83.0 ± 0.0)``; ``(—)`` where the paper prints nothing for that cell); the CSV
-gives each such column as numbers in separate columns: ``<col> mean``, ``<col> std``,
-``<col> n``, ``<col> paper``, ``<col> paper std``.
+A reproduced number is a :class:`Measured` cell (:mod:`repro.engine.measured`): its values over
+seeds and the value the paper prints for the same cell (:mod:`repro.engine.reported`).
+Markdown and LaTeX show it as ``ours (paper)`` (``82.82 ± 0.39 (83.0 ± 0.0)``; ``(—)`` where
+the paper prints nothing for that cell); the CSV gives each such column as numbers in separate
+columns: ``<col> mean``, ``<col> std``, ``<col> n``, ``<col> paper``, ``<col> paper std``.
 """
 
 from __future__ import annotations
@@ -13,26 +13,30 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
 
-import numpy as np
+# a table's cells and the paper's values for them, re-exported: the renderers import them here
+from repro.engine.measured import (
+    MEASURED_NOTE,
+    MEASURED_PARTS,
+    NO_PAPER_VALUE,
+    Measured,
+    mean_std,
+    printed_decimals,
+    round_to_printed,
+)
+from repro.engine.reported import REPORTED_DIR, PaperValues, paper_values
 
-from repro.engine.reported import REPORTED_DIR as REPORTED_DIR  # re-exported: tests read it
-from repro.engine.reported import reported_files
-from repro.engine.seedstats import SeedValues
-
-NO_PAPER_VALUE = "—"
-MEASURED_NOTE = ("Each cell: ours (paper), ours = mean ± sample std over seeds; (—): the paper "
-                 "prints no value for this cell.")
-_MEASURED_PARTS = ("mean", "std", "n", "paper", "paper std")
+__all__ = ["MEASURED_NOTE", "NO_PAPER_VALUE", "REPORTED_DIR", "Measured", "Paper", "PaperValues",
+           "Table", "coverage_of", "coverage_text", "declare_paper", "known_papers",
+           "mean_std", "package_papers", "paper_name", "paper_of", "paper_values", "papers_of",
+           "partial_title", "printed_decimals", "rendering_coverage", "round_to_printed",
+           "smoke_banner", "write_table"]
 
 
 @dataclass(frozen=True)
@@ -129,124 +133,6 @@ def smoke_banner(rows: Sequence[dict]) -> str:
             "`make paper-figures`.")
 
 
-@dataclass(frozen=True)
-class Measured(SeedValues):
-    """A reproduced cell: ``values`` over seeds, beside the ``paper``'s printed text for it.
-
-    ``paper`` is None where the paper prints no value for the cell (an ablation row, a
-    column of ours); ``paper_std`` the paper's printed std, if any; ``digits`` the decimals
-    shown for ours.
-    """
-
-    values: tuple[float, ...]
-    paper: str | None = None
-    paper_std: str | None = None
-    digits: int = 4
-    # the table caption's note on what a cell shows; a subclass with another statistic
-    # (e.g. a population std) says so here
-    note: ClassVar[str] = MEASURED_NOTE
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "values", tuple(float(v) for v in self.values))
-
-
-    @property
-    def paper_text(self) -> str:
-        if self.paper is None:
-            return NO_PAPER_VALUE
-        return self.paper + (f" ± {self.paper_std}" if self.paper_std else "")
-
-    @property
-    def shown_digits(self) -> int:
-        """Decimals shown for ours: the paper's printed precision + 1 digit where it prints a
-        value in fixed notation, else ``digits`` (the CSV keeps full precision).
-        """
-        printed = printed_decimals(self.paper)
-        return self.digits if printed is None else printed + 1
-
-    def __str__(self) -> str:
-        return f"{mean_std(self.values, self.shown_digits)} ({self.paper_text})"
-
-    def csv_cells(self) -> list[object]:
-        """``mean, std, n, paper, paper std`` as numbers (empty where there is none)."""
-        return [_number(self.mean), _number(self.std), self.n,
-                "" if self.paper is None else _number(_float(self.paper)),
-                "" if not self.paper_std else _number(_float(self.paper_std))]
-
-
-def printed_decimals(text: str | None) -> int | None:
-    """Decimals of a number printed in fixed notation (``"83.0"`` -> 1, ``"56"`` -> 0); None
-    for no value, scientific notation or text (``"NA"``).
-    """
-    m = re.fullmatch(r"\s*[-+]?\d+(?:\.(\d*))?\s*%?\s*", str(text)) if text is not None else None
-    return None if m is None else len(m.group(1) or "")
-
-
-def round_to_printed(x: float, printed: str | None, digits: int = 4) -> str:
-    """``x`` shown to the printed precision of ``printed`` + 1 digit (``digits`` decimals where
-    ``printed`` is not a number in fixed notation); md files only, CSVs keep full precision.
-    """
-    d = printed_decimals(printed)
-    return f"{x:.{digits if d is None else d + 1}f}"
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def _number(x: float) -> object:
-    return "" if math.isnan(x) else x
-
-
-class PaperValues:
-    """The printed values of one reported CSV (``repro/reported/<stem>.csv`` or a paper
-    package's ``reported/<stem>.csv``; ``directory``: look only there), by key and metric.
-    """
-
-    def __init__(self, stem: str, directory: Path | None = None) -> None:
-        if directory is not None:
-            path = Path(directory) / f"{stem}.csv"
-            known = sorted(p.stem for p in Path(directory).glob("*.csv"))
-        else:
-            files = reported_files()
-            path, known = files.get(stem, REPORTED_DIR / f"{stem}.csv"), list(files)
-        if not path.is_file():
-            raise ValueError(f"{path}: no reported values for table {stem!r}; the stems are "
-                             f"the file names of the reported CSVs: {', '.join(known)}")
-        with open(path, newline="") as f:
-            self.rows = [{k: (v or "").strip() for k, v in r.items()} for r in csv.DictReader(f)]
-        self.stem = stem
-
-    def get(self, metric: str, **key: object) -> tuple[str, str | None] | None:
-        """``(value, std)`` of the one row with this metric and key (``""`` = empty column),
-        None where the paper prints no such row; ``ValueError`` if several rows match.
-        """
-        want = {k: "" if v is None else str(v) for k, v in key.items()}
-        hits = [r for r in self.rows if r.get("metric") == metric
-                and all(r.get(k, "") == v for k, v in want.items())]
-        if len(hits) > 1:
-            raise ValueError(f"{self.stem}: {len(hits)} reported rows match metric {metric!r} "
-                             f"and {want}; name more key columns")
-        if not hits:
-            return None
-        return hits[0]["value"], hits[0].get("std") or None
-
-    def measured(self, values: Sequence[float], metric: str, digits: int = 4,
-                 **key: object) -> Measured:
-        """A :class:`Measured` cell of ``values`` beside the paper's value for this row."""
-        hit = self.get(metric, **key)
-        return Measured(tuple(values), *(hit if hit else (None, None)), digits=digits)
-
-
-@lru_cache(maxsize=32)
-def paper_values(stem: str) -> PaperValues:
-    """:class:`PaperValues` of the reported CSV ``<stem>`` (read once per process)."""
-    return PaperValues(stem)
-
-
 @dataclass
 class Table:
     """A titled grid of already formatted cells (strings) or numbers."""
@@ -288,7 +174,7 @@ class Table:
         w = csv.writer(buf, lineterminator="\n")
         header: list[str] = []
         for col, m in zip(self.columns, measured, strict=True):
-            header += [f"{col} {p}" for p in _MEASURED_PARTS] if m else [col]
+            header += [f"{col} {p}" for p in MEASURED_PARTS] if m else [col]
         w.writerow(header)
         for r in self.rows:
             out: list[object] = []
@@ -298,7 +184,7 @@ class Table:
                 elif isinstance(c, Measured):
                     out += c.csv_cells()
                 else:
-                    out += [""] * len(_MEASURED_PARTS)
+                    out += [""] * len(MEASURED_PARTS)
             w.writerow(out)
         return buf.getvalue()
 
@@ -402,16 +288,6 @@ def write_table(table: Table, out_dir: Path, stem: str) -> list[Path]:
         p.write_text(text)
         paths.append(p)
     return paths
-
-
-def mean_std(values: Sequence[float], digits: int = 4) -> str:
-    """``"m ± s"`` over seeds (sample std, ddof=1); a single value prints alone."""
-    vals = np.asarray(values, dtype=float)
-    if vals.size == 0:
-        return "not run"
-    if vals.size == 1:
-        return f"{vals[0]:.{digits}f}"
-    return f"{vals.mean():.{digits}f} ± {vals.std(ddof=1):.{digits}f}"
 
 
 def _plain(c: object) -> object:

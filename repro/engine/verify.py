@@ -20,14 +20,17 @@ import fnmatch
 import hashlib
 import json
 import math
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from repro.core import paths
 from repro.engine.experiment import Experiment
 from repro.engine.records import RunRecord, canonical_json
+from repro.engine.registry import load_all
 
 __all__ = ["LEDGER_DIR", "LedgerRow", "Outcome", "read_ledger", "verify", "write_ledger"]
 
@@ -155,7 +158,9 @@ def _compare(row: LedgerRow, rec: RunRecord) -> list[tuple[str, object, object]]
 
 def verify_row(row: LedgerRow, exps: dict[str, Experiment]) -> Outcome:
     """Recompute one ledger row's cell with today's code (in a temporary results folder)."""
-    from repro.engine.runner import _compute, _limit_threads, plan_readings
+    from repro.engine.executors import limit_threads
+    from repro.engine.planning import plan_readings
+    from repro.engine.runner import compute_cell
 
     exp = exps.get(row.experiment)
     if exp is None:
@@ -167,8 +172,8 @@ def verify_row(row: LedgerRow, exps: dict[str, Experiment]) -> Outcome:
     if cell is None:
         return Outcome(row, DIFFERENT, note=f"{row.where}: today's {row.experiment} plans no "
                                              f"cell with this config at scale {row.scale}")
-    with tempfile.TemporaryDirectory(prefix="fedrepro-verify-") as tmp, _limit_threads():
-        rec = _compute(exp, cell, Path(tmp), keep_going=True)
+    with tempfile.TemporaryDirectory(prefix="fedrepro-verify-") as tmp, limit_threads():
+        rec = compute_cell(exp, cell, Path(tmp), keep_going=True)
     diffs = _compare(row, rec)
     notes = []
     if cell.seed != row.seed:
@@ -191,3 +196,26 @@ def verify(rows: list[LedgerRow], exps: dict[str, Experiment], echo=None) -> lis
         if echo is not None:
             echo(outcome)
     return outcomes
+
+
+def verify_command(name: str, sample: int, seed: int, max_seconds: float,
+                   out: Path | None) -> int:
+    """``repro verify``: recompute a sample of the ledger's cells and print one line each,
+    then the counts; the exit status (0 when every recomputed cell is equal, 2 without a
+    ledger row, else 1).
+    """
+    figures = paths.figures_dir(out)
+    rows = read_ledger(figures, name)
+    if not rows:
+        print(f"no ledger rows for {name!r} under {figures / 'cells'} (written by "
+              "`repro figures`)", file=sys.stderr)
+        return 2
+    chosen = sample_rows(rows, sample if sample > 0 else len(rows), seed, max_seconds)
+    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'})",
+          flush=True)
+    outcomes = verify(chosen, load_all(), echo=lambda o: print(o.line(), flush=True))
+    counts = {}
+    for o in outcomes:
+        counts[o.verdict] = counts.get(o.verdict, 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    return 0 if counts.get(EQUAL, 0) == len(outcomes) else 1

@@ -209,11 +209,12 @@ def test_list_is_aligned_says_each_cost_once_and_counts_what_run_runs(capsys):
 
 def test_list_counts_match_the_runner(demo_data, capsys):
     """The count `repro list` shows is what `repro run` computes: relfair.table1 at smoke."""
+    from repro.engine.listing import run_cells
     from repro.engine.registry import load_all
     from repro.engine.runner import plan_readings
 
     exp = load_all()["relfair.table1"]
-    assert cli.run_cells(exp, "smoke") == len(plan_readings(exp, "smoke", "all")) == 22
+    assert run_cells(exp, "smoke") == len(plan_readings(exp, "smoke", "all")) == 22
     assert len(exp.configs("smoke")) == 12  # what the column showed before
 
 

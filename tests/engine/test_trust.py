@@ -227,12 +227,12 @@ def test_read_only_results_folder_fails_before_any_compute(tmp_path, plugins, ca
     res.mkdir()
     res.chmod(0o555)
     if os.geteuid() == 0:  # root writes into a 0555 folder: the OS's refusal is simulated
-        import repro.engine.runner as runner
+        import repro.engine.locks as locks
 
         def refuse(*args, dir=None, **kwargs):
             raise PermissionError(13, "Permission denied", str(dir))
 
-        monkeypatch.setattr(runner.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(locks.tempfile, "mkstemp", refuse)
     try:
         assert main(["run", "test.sweep", "--scale", "smoke", "--no-progress",
                      "--results", str(res)]) == 2
@@ -354,13 +354,13 @@ def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monke
                                                                   capsys):
     import csv
 
-    import repro.engine.runner as runner
+    import repro.engine.planning as planning
     from repro.engine.code_identity import rendering_stale
     from repro.engine.plotting import figure, save_figure
 
     assert main(["run", "constrfl.table4", "--scale", "smoke", "--no-progress"]) == 0
-    old = runner.code_hash(registry.get("constrfl.table4"))
-    monkeypatch.setattr(runner, "code_hash", lambda exp: "f" * 64)  # "the code changed"
+    old = planning.code_hash(registry.get("constrfl.table4"))
+    monkeypatch.setattr(planning, "code_hash", lambda exp: "f" * 64)  # "the code changed"
     note = f"stale (code {old[:12]})"
     capsys.readouterr()
     assert main(["figures", "constrfl.table4", "--scale", "smoke"]) == 0

@@ -70,9 +70,9 @@ def test_verify_flags_a_cell_whose_code_moved_as_stale(ledger, monkeypatch):
     real = code_identity.code_hash
     monkeypatch.setattr(code_identity, "code_hash",
                         lambda exp: "0" * 64 if exp.name == "relfair.fig1" else real(exp))
-    import repro.engine.runner as runner
+    import repro.engine.planning as planning
 
-    monkeypatch.setattr(runner, "code_hash", code_identity.code_hash)
+    monkeypatch.setattr(planning, "code_hash", code_identity.code_hash)
     outcomes = verify(read_ledger(ledger), load_all())
     assert [o.verdict for o in outcomes] == [STALE, EQUAL]
     assert "recomputation is equal" in outcomes[0].note

@@ -1,0 +1,63 @@
+"""``repro figures``: render every chosen experiment's tables and figures from its records.
+
+Per experiment, at its resolved scale (:func:`repro.engine.planning.auto_scale`): nothing is
+rendered where no cell has a result (it says why: every cell not run or failed, or no records
+at all); else the outputs go to the folder :func:`repro.engine.outputs.outputs_folder` picks
+(complete, smoke or partial), marked stale where records of other code are shown and partial
+where cells lack a result, with the cells ledger (``cells/<experiment>.csv``) of every reading.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repro.engine.code_identity import rendering_stale
+from repro.engine.outputs import outputs_folder
+from repro.engine.planning import auto_scale, collect, is_complete
+from repro.engine.report import coverage_of, rendering_coverage
+from repro.engine.verify import write_ledger
+
+
+def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
+    """The records of every reading of ``exp`` (each cell once): the ledger's rows."""
+    recs = {r.key: r for r in primary}
+    for reading in exp.select_readings("all"):
+        if not reading.primary:
+            recs.update((r.key, r) for r in collect(exp, scale, results, reading=reading)
+                        if r.key not in recs)
+    return list(recs.values())
+
+
+def render_figures(experiments, scale: str, results: Path | None, out: Path | None) -> int:
+    """Render ``experiments`` (``--scale`` ``scale``) into ``out`` and print one line each;
+    the exit status (0).
+    """
+    used: dict = {}
+    for exp in experiments:
+        s = auto_scale(exp, scale, results)
+        recs = collect(exp, s, results)
+        if exp.render is None:
+            continue
+        if not any(r.ok for r in recs):
+            if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
+                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120] for r in recs})
+                print(f"{exp.name} [{s}]: {len(recs)} cells, none with a result "
+                      f"({'; '.join(why[:2])}); nothing rendered")
+            else:
+                print(f"{exp.name} [{s}]: no records (run `repro run {exp.name} --scale "
+                      f"{s}`); nothing rendered")
+            continue
+        complete = is_complete(exp, s, recs)
+        folder = outputs_folder(out, s == "smoke", complete, used)
+        note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
+        with rendering_stale(note), rendering_coverage(coverage_of(exp, s, recs)):
+            written = exp.render(recs, folder, s)
+        ledger = write_ledger(exp, s, every_reading(exp, s, results, recs), folder)
+        written += [ledger] if ledger is not None else []
+        marked = f" [{note}: run `repro run {exp.name}` to make them current]" if note else ""
+        if not complete:  # e.g. a quarantined record: 2 of 3 seeds, said, not passed over
+            total = len(exp.configs(s))
+            marked += (f" [INCOMPLETE: {sum(r.ok for r in recs)} of {total} cells have a "
+                       f"result; `repro run {exp.name} --scale {s}` fills in the rest]")
+        print(f"{exp.name} [{s}]: " + ", ".join(p.name for p in written) + marked)
+    return 0

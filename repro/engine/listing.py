@@ -1,0 +1,91 @@
+"""``repro list``: the registered experiments, their scales, cells and cost, and the library
+methods of every paper.
+
+Per experiment: its scales, the cells ``repro run`` runs at each (:func:`run_cells`, every
+reading, a shared cell once), its declared cost (experiments sharing their runs share one cost
+text), what the records found took (:func:`measured_cost`) and its readings. Then every
+paper's library methods (``repro.<paper>.methods``) and the experiments that run each one
+(:func:`list_methods`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from repro.engine.planning import collect
+from repro.engine.records import canonical_json
+from repro.engine.registry import library_methods, load_all
+
+
+def measured_cost(exp, results: Path | None) -> str:
+    """What the current records under ``results`` took, per scale: cells recorded of the
+    scale's primary-reading cells and the sum of their wall seconds (stale records not counted,
+    nor the time of a record copied from a run another experiment computed: ``shared``).
+    """
+    parts = []
+    for s in exp.scales:
+        recs = collect(exp, s, results, include_stale=False)
+        if recs:
+            own = [r for r in recs if "shared_from" not in r.timings]
+            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
+            shared = f" ({len(recs) - len(own)} shared with another experiment, not summed)"
+            parts.append(f"{s}: {len(recs)}/{len(exp.configs(s))} cells, "
+                         + (f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s")
+                         + " summed over the cells' wall times"
+                         + (shared if len(own) < len(recs) else ""))
+    return "; ".join(parts)
+
+
+def run_cells(exp, scale: str) -> int:
+    """The cells ``repro run NAME --scale SCALE`` runs (every reading, the default): a cell
+    two readings share counts once, as the runner computes it once.
+    """
+    return len({canonical_json(config) for reading in exp.select_readings("all")
+                for _, config in exp.reading_configs(scale, reading)})
+
+
+def list_experiments(results: Path | None = None) -> int:
+    """Print the listing (experiments, then library methods); the exit status (0)."""
+    exps = load_all()
+    rows = [("experiment", "scales", "cells `run` runs")]
+    for name, exp in exps.items():
+        rows.append((name, "/".join(exp.scales),
+                     "/".join(str(run_cells(exp, s)) for s in exp.scales)))
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    print(f"{rows[0][0]:<{widths[0]}}  {rows[0][1]:<{widths[1]}}  {rows[0][2]} (per scale, "
+          "every reading); cost on 2 cores below each")
+    wrap = textwrap.TextWrapper(width=100, initial_indent="    cost: ",
+                                subsequent_indent="          ", break_on_hyphens=False)
+    seen_cost: dict[str, str] = {}
+    for (name, scales, cells), exp in zip(rows[1:], exps.values(), strict=True):
+        print(f"{name:<{widths[0]}}  {scales:<{widths[1]}}  {cells}")
+        print(f"    {exp.title}")
+        cost = ", ".join(f"{s}: {exp.cost.get(s, '?')}" for s in exp.scales)
+        if cost in seen_cost:  # experiments sharing their runs share one cost text
+            print(f"    cost: as {seen_cost[cost]} (the same runs)")
+        else:
+            seen_cost[cost] = name
+            print(wrap.fill(cost))
+        measured = measured_cost(exp, results)
+        if measured:
+            print(f"    measured by the records here: {measured}")
+        if exp.readings:
+            print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
+                                            for r in exp.select_readings("all")))
+    list_methods(exps)
+    return 0
+
+
+def list_methods(exps) -> None:
+    """The library methods of every paper (``repro.<paper>.methods``) and the experiments
+    that run each one; a method no experiment names says so (issue 32).
+    """
+    print("\nlibrary methods (repro.<paper>.methods; a table runs the methods it names)")
+    for paper, methods in library_methods().items():
+        print(f"{paper}")
+        for name, method in methods.items():
+            users = [n for n, e in exps.items()
+                     if n.split(".")[0] == paper and name in e.methods]
+            where = ", ".join(users) if users else "in no table (library only)"
+            print(f"    {name}: {method.summary} [{where}]")

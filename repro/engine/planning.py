@@ -1,0 +1,160 @@
+"""Which cells an experiment has at a scale, and which of them the results folder holds.
+
+A :class:`PlannedCell` is one cell's config (as its reading gives it), record key (config,
+data and code identity: :mod:`repro.engine.code_identity`) and seed (the base config only).
+:func:`plan` lists them; :func:`collect` reads the saved records back in grid order,
+representing a cell without a current record by its newest *stale* one (made by other code,
+:func:`stale_records`), never shown as current; :func:`auto_scale` resolves ``--scale auto``;
+:func:`is_complete` says whether records cover a scale's full protocol. Nothing here computes
+a cell (:mod:`repro.engine.runner`) or takes a lock (:mod:`repro.engine.locks`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.core import paths
+from repro.core.data.store import record
+from repro.engine.code_identity import code_hash, git_commit, stale_note
+from repro.engine.experiment import Experiment, cell_seed, read_as
+from repro.engine.readings import Reading
+from repro.engine.records import (
+    RunRecord,
+    canonical_json,
+    load_record,
+    record_key,
+    record_path,
+    scan_records,
+)
+
+
+def results_dir() -> Path:
+    """Where records go by default: decided by :func:`repro.core.paths.results_dir`."""
+    return paths.results_dir()
+
+
+def data_sha256(exp: Experiment) -> dict[str, str]:
+    return {f"{d}/{f}": record(d, f).sha256 for d, f in exp.data}
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    config: dict
+    key: str
+    seed: int
+    code: str = ""
+    commit: str = ""
+
+
+def plan(exp: Experiment, scale: str, reading: Reading | None = None) -> list[PlannedCell]:
+    """The cells of ``exp`` at ``scale`` under ``reading`` (default: the primary) with their
+    record keys (the config the reading gives, data and code identity) and seeds (the base
+    config's identity only, so neither a code edit nor a reading changes a seed; a reading that
+    changes nothing gives exactly the keys and seeds of an experiment without readings).
+    """
+    reading = exp.primary_reading if reading is None else reading
+    shas = data_sha256(exp)
+    code, commit = code_hash(exp), git_commit()
+    return [PlannedCell(c, record_key(exp.name, c, shas, code), cell_seed(exp.name, base), code,
+                        commit) for base, c in exp.reading_configs(scale, reading)]
+
+
+def plan_readings(exp: Experiment, scale: str, which: str | None = "all") -> list[PlannedCell]:
+    """The cells of every selected reading, each once (a cell no reading touches is shared)."""
+    seen: dict[str, PlannedCell] = {}
+    for reading in exp.select_readings(which):
+        for cell in plan(exp, scale, reading):
+            seen.setdefault(cell.key, cell)
+    return list(seen.values())
+
+
+def stale_records(exp: Experiment, scale: str, out: Path | None = None,
+                  cells: list[PlannedCell] | None = None) -> dict[str, RunRecord]:
+    """Planned key -> the newest record of that cell made by other code (same config and data,
+    another key), for the cells that have no current record (default cells: the primary
+    reading's).
+    """
+    out = Path(out) if out is not None else results_dir()
+    cells = plan(exp, scale) if cells is None else cells
+    current = {c.key for c in cells if record_path(out, exp.name, c.key).is_file()}
+    by_ident: dict[str, list[RunRecord]] = {}
+    for rec in scan_records(out, exp.name):
+        by_ident.setdefault(canonical_json([rec.config, rec.data]), []).append(rec)
+    shas = data_sha256(exp)
+    stale = {}
+    for c in cells:
+        if c.key in current:
+            continue
+        old = [r for r in by_ident.get(canonical_json([c.config, shas]), []) if r.key != c.key]
+        if old:
+            rec = max(old, key=lambda r: str(r.timings.get("finished", "")))
+            rec.stale_note = stale_note(rec.code)
+            stale[c.key] = rec
+    return stale
+
+
+def auto_scale(exp: Experiment, scale: str, out: Path | None = None) -> str:
+    """:meth:`Experiment.resolve_scale`, except that ``auto`` is ``extended`` where the
+    experiment declares it and the results folder holds a record with a result of one of its
+    ``extended`` cells (a current or a stale one): records of the larger budget, once brought
+    here, are what the figures, claims and ``repro run`` use, and a partial set is finished by
+    the next run on a machine that can (issue #20). Without such a record ``auto`` stays
+    ``reduced`` (or ``paper``).
+    """
+    if (scale == "auto" and "extended" in exp.scales
+            and any(r.ok for r in collect(exp, "extended", out))):
+        return "extended"
+    return exp.resolve_scale(scale)
+
+
+def collect(exp: Experiment, scale: str, out: Path | None = None, *,
+            include_stale: bool = True, reading: Reading | None = None) -> list[RunRecord]:
+    """The saved records of ``exp`` at ``scale`` under ``reading`` (default: the primary), in
+    grid order (cells never run are absent), read as the reading reads them
+    (:func:`read_records`).
+
+    A cell without a current record is represented by its newest stale record (made by other
+    code, e.g. a GPU sweep this machine cannot redo) unless ``include_stale`` is False; such a
+    record carries ``stale_note == "stale (code <hash>)"`` and is never shown as current.
+    """
+    out = Path(out) if out is not None else results_dir()
+    reading = exp.primary_reading if reading is None else reading
+    cells = plan(exp, scale, reading)
+    stale = stale_records(exp, scale, out, cells) if include_stale else {}
+    recs = []
+    for c in cells:
+        rec = load_record(record_path(out, exp.name, c.key)) or stale.get(c.key)
+        if rec is not None:
+            recs.append(rec)
+    return read_records(recs, reading)
+
+
+def is_complete(exp: Experiment, scale: str, records: list[RunRecord],
+                reading: Reading | None = None) -> bool:
+    """Whether ``records`` (as :func:`collect` returns them) hold a record of every cell of
+    ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed: the
+    full protocol of what they render (a cell recorded ``not_run``, e.g. data unavailable, is
+    final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
+    outputs_place`).
+    """
+    if scale not in exp.scales:
+        return False
+    reading = exp.primary_reading if reading is None else reading
+    return (len(records) == len(plan(exp, scale, reading))
+            and not any(r.status == "failed" for r in records))
+
+
+def read_records(records: list[RunRecord], reading: Reading) -> list[RunRecord]:
+    """:func:`repro.engine.experiment.read_as`, per record on the reported metrics it carries.
+
+    A metric reading may name metrics that only some cells report (Fair VFL's post-processed
+    ``eo_acc`` exists on FedBCD records only): a record is re-read on the reported metrics it
+    has, and one that has a reported metric but not its stand-in is the error of ``read_as``.
+    """
+    if not reading.metrics:
+        return records
+    return [read_as([r], dataclasses.replace(
+        reading, metrics={k: v for k, v in reading.metrics.items() if k in r.metrics}))[0]
+        for r in records]
