@@ -10,15 +10,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from repro.engine.comparison_md import heading_anchor, linked
+from repro.engine.comparison_md import linked
+from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.experiment import Experiment, RecordsMissing
 from repro.engine.kept import made_by
 from repro.engine.records import RunRecord
 from repro.engine.verdict import DEVIATIONS, is_primary
 
-# The deviations file lives in the source tree, not in the package: an installed wheel has none,
-# and then the links cannot be verified (the checkout's tests verify them).
-DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 CLAIM_COLUMNS = ("experiment", "reading", "primary", "claim", "source", "measured", "verdict",
                  "reason", "scale", "made_by")
 

@@ -44,7 +44,10 @@ OUTPUT_ENGINE = frozenset({"engine/report.py", "engine/plotting.py", "engine/com
                            "engine/runner.py", "engine/planning.py", "engine/locks.py",
                            "engine/executors.py", "engine/overview.py", "engine/front_page.py",
                            "engine/kept.py", "engine/measured.py", "engine/reported.py",
-                           "cli.py"})
+                           "engine/judging.py", "engine/deviations.py", "engine/listing.py",
+                           "engine/run_report.py", "engine/figures_run.py",
+                           "engine/compare_run.py", "engine/outputs.py", "engine/errors.py",
+                           "engine/data_command.py", "cli.py"})
 SHORT = 12  # hex digits shown in `stale (code ...)`
 
 

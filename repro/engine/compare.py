@@ -5,24 +5,19 @@ Every row of every reported CSV (``repro/reported/*.csv`` and a paper package's 
 An experiment claims the CSVs named in its ``reported`` field and maps its records to rows
 through ``reproduce``.
 
-The verdict rule is :mod:`repro.engine.verdict` (stated at the top of ``comparison.md``);
-the Markdown is :mod:`repro.engine.comparison_md`, the claims :mod:`repro.engine.claimcheck`.
-A ``substitute_data`` row (our number on substitute data, counted apart) must link the
-``docs/deviations.md`` entry that shows the paper's data cannot be obtained
-(:func:`check_substitute_link`); a ``not_run`` row's reason says why, derived from the records
-or from the experiment's own data check (``Experiment.unavailable``).
+The verdict rule is :mod:`repro.engine.verdict` (stated at the top of ``comparison.md``), its
+application to one row :mod:`repro.engine.judging` (a ``substitute_data`` row must link the
+``docs/deviations.md`` entry that shows the paper's data cannot be obtained); the Markdown is
+:mod:`repro.engine.comparison_md`, the claims :mod:`repro.engine.claimcheck`. This module maps
+records to rows; a ``not_run`` row's reason says why, derived from the records or from the
+experiment's own data check (``Experiment.unavailable``).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from pathlib import Path
-
 from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's one place)
     CLAIM_COLUMNS,
     CLAIM_VERDICTS,
-    DEVIATIONS_FILE,
     check_claims,
     counts_line,
     paper_section_anchor,
@@ -31,16 +26,20 @@ from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's 
 )
 from repro.engine.comparison_md import (  # noqa: F401 (re-exported)
     COLUMNS,
-    _fmt,
     deviation_causes,
-    heading_anchor,
     linked,
     reading_counts,
     reading_findings,
     summary,
     write_comparison,
 )
+from repro.engine.deviations import (  # noqa: F401 (re-exported)
+    DEVIATIONS_FILE,
+    check_substitute_link,
+    heading_anchor,
+)
 from repro.engine.experiment import Experiment, Reproduced
+from repro.engine.judging import cite_fitting_readings, verdict_for
 from repro.engine.kept import made_by
 from repro.engine.records import RunRecord
 from repro.engine.reported import (  # noqa: F401 (re-exported: the comparison's rows)
@@ -64,68 +63,6 @@ def default_experiment_name(stem: str) -> str:
     """
     paper, _, item = stem.partition("_")
     return f"{paper}.{item}"
-
-
-def check_substitute_link(link: str, row_text: str,
-                          deviations: Path = DEVIATIONS_FILE) -> None:
-    """A ``substitute_data`` row must link an existing entry of ``docs/deviations.md``.
-
-    Outside a source checkout (an installed wheel ships no ``docs/``) only the link's form is
-    checked; the entry's existence is checked wherever the file is present (the tests).
-    """
-    where = f"{row_text}: substitute_data={link!r}"
-    prefix = f"{DEVIATIONS}#"
-    if not link.startswith(prefix):
-        raise ValueError(f"{where} must be '{prefix}<anchor>' (the entry showing the paper's "
-                         f"data cannot be obtained); give the experiment's reproduce() that link")
-    if not deviations.is_file():
-        return
-    text = deviations.read_text()
-    anchors = {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
-    if link[len(prefix):] not in anchors:
-        raise ValueError(f"{where} links no entry of {deviations}: add the entry (a heading "
-                         f"whose anchor is {link[len(prefix):]!r}) saying why the paper's data "
-                         f"cannot be obtained, or judge the row as a normal comparison")
-
-
-def _substitute(row: ReportedRow, rep: Reproduced, out: dict) -> dict:
-    check_substitute_link(rep.substitute_data, f"{row.stem} {row.key_text} {row.metric}")
-    # the link said once: where the experiment's note carries it, the note says it
-    link = "" if rep.substitute_data in rep.note else f": {rep.substitute_data}"
-    out.update(tolerance="", verdict="substitute_data",
-               reason=f"our {rep.mean:.4g} is on substitute data (the paper's cannot be "
-                      f"obtained){link}" + (f"; {rep.note}" if rep.note else ""))
-    return out
-
-
-def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> dict:
-    """One comparison row (a dict over :data:`COLUMNS`, minus experiment and scale), judged by
-    :func:`repro.engine.verdict.judge`; the reason joins what the rule derived (k of N, a
-    spread beyond 3x, the margins of a deviation) with the experiment's note.
-    """
-    out = {"paper_file": row.paper_file, "table": row.table, "key": row.key_text,
-           "metric": row.metric, "reported": row.text,
-           "reported_std": "" if row.std is None else row.std,
-           "reproduced": "", "reproduced_std": "", "n_seeds": 0, "n_paper": "",
-           "sigma_diff": "", "tolerance": ""}
-    if rep is None or not rep.values:
-        out.update(verdict="not_run", reason=why_missing)
-        return out
-    got = judge(row.text, row.std, rep)
-    out["rule"] = RULE_ID
-    notes = got.pop("notes")
-    out.update({k: ("" if isinstance(v, float) and math.isnan(v) and k != "reproduced" else v)
-                for k, v in got.items()})
-    if rep.substitute_data:
-        return _substitute(row, rep, out)
-    fixed = ("" if rep.corrected is None else f"judged against the corrected value "
-             f"{rep.corrected} (printed {row.text} is a misprint): {rep.note}")
-    if out["verdict"] == "deviates":
-        why = fixed or rep.note or f"see {DEVIATIONS}#{row.stem}"
-    else:
-        why = fixed
-    out["reason"] = "; ".join(filter(None, [*notes, why]))
-    return out
 
 
 def compare(experiments: dict[str, Experiment],
@@ -190,25 +127,7 @@ def compare_readings(experiments: dict[str, Experiment],
                 continue
             for r in compare(experiments, {name: (scale, recs)}, mine):
                 rows.append({**r, "reading": rid, "primary": False})
-    return _cite_fitting_readings(rows)
-
-
-def _cite_fitting_readings(rows: list[dict]) -> list[dict]:
-    """A deviating row of the primary reading names the alternative readings under which the
-    same reported row is reproduced (match or within noise), with their values: the evidence
-    of those readings' runs, in the row's reason.
-    """
-    good = {}
-    for r in rows:
-        if not is_primary(r) and r["verdict"] in ("match", "within_noise"):
-            good.setdefault((r["experiment"], r["table"], r["key"], r["metric"]), []).append(
-                f"{r['reading']} {_fmt(r['reproduced'])}")
-    for r in rows:
-        fits = good.get((r["experiment"], r["table"], r["key"], r["metric"]))
-        if is_primary(r) and r["verdict"] == "deviates" and fits:
-            r["reason"] = (f"reproduced under reading{'s' if len(fits) > 1 else ''} "
-                           f"{', '.join(fits)}; under the primary reading: " + r["reason"])
-    return rows
+    return cite_fitting_readings(rows)
 
 
 def _why_missing(name: str, experiments: dict[str, Experiment],

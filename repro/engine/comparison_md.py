@@ -14,7 +14,9 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from repro.engine.deviations import heading_anchor  # noqa: F401 (re-exported)
 from repro.engine.kept import provenance_lines
+from repro.engine.measured import four_digits as _fmt
 from repro.engine.rejudge import REJUDGED, is_current
 from repro.engine.report import paper_name, smoke_banner
 from repro.engine.verdict import (
@@ -34,13 +36,6 @@ JUDGED = ("match", "within_noise", "deviates")
 _HEAD = ("| key | metric | reported | reproduced | n ours/paper | tol | 2σ_diff | verdict | "
          "reason |")
 _RULE_LINE = "|---|---|---|---|---|---|---|---|---|"
-
-
-def heading_anchor(heading: str) -> str:
-    """The GitHub anchor of a Markdown heading: lower case, punctuation dropped, spaces to
-    hyphens.
-    """
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
 def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:
@@ -72,12 +67,6 @@ def summary(rows: list[dict]) -> dict[str, Counter]:
             continue
         per_paper[r["paper_file"]][r["verdict"]] += 1
     return dict(sorted(per_paper.items()))
-
-
-def _fmt(x: object) -> str:
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
 
 
 def _num(x: object) -> float:

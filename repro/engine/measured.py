@@ -104,3 +104,12 @@ def mean_std(values: Sequence[float], digits: int = 4) -> str:
     if vals.size == 1:
         return f"{vals[0]:.{digits}f}"
     return f"{vals.mean():.{digits}f} ± {vals.std(ddof=1):.{digits}f}"
+
+
+def four_digits(x: object) -> str:
+    """A number to four significant digits (``0.29731`` -> ``0.2973``); anything else as
+    written: how a reason or a Markdown table quotes a value without a printed precision.
+    """
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)

@@ -23,9 +23,9 @@ import importlib
 import math
 import re
 from functools import cache
-from pathlib import Path
 from types import SimpleNamespace
 
+from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.verdict import DEVIATIONS, NEEDS_RERUN, RULE_ID, judge
 
 __all__ = ["POOLED", "REJUDGED", "deviation_link", "is_current", "paper_runs", "rejudge_row",
@@ -39,7 +39,6 @@ PRINTED_UNITS = {"constrfl.table4": 1.0}   # Table 4 was rounded twice: one unit
 CORRECTED = re.compile(r"judged against the corrected value (\S+) ")
 ONE_SIDED = re.compile(r"one-sided: match when <= \S+, whatever the printed value;?\s*")
 UNJUDGED = ("not_run", "substitute_data")
-DEVIATIONS_FILE = Path(__file__).resolve().parents[2] / DEVIATIONS
 
 
 @cache
@@ -55,10 +54,6 @@ def paper_runs(group: str) -> int | None:
     return getattr(mod, "PAPER_RUNS", None)
 
 
-def _anchor(heading: str) -> str:   # GitHub's, as comparison_md.heading_anchor (no cycle)
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
 @cache
 def _deviation_headings() -> tuple[tuple[str, str], ...]:
     text = DEVIATIONS_FILE.read_text() if DEVIATIONS_FILE.is_file() else ""
@@ -72,12 +67,12 @@ def deviation_link(experiment: str) -> str:
     """
     group, _, item = experiment.partition(".")
     heads = _deviation_headings()
-    own = _anchor(f"{group}-{item}")
-    if any(_anchor(h) == own for _, h in heads):
+    own = heading_anchor(f"{group}-{item}")
+    if any(heading_anchor(h) == own for _, h in heads):
         return f"see {DEVIATIONS}#{own}"
     for level, h in heads:
         if level == "##" and h.split(":")[0].strip().lower() == group:
-            return f"see {DEVIATIONS}#{_anchor(h)}"
+            return f"see {DEVIATIONS}#{heading_anchor(h)}"
     return ""
 
 

@@ -185,7 +185,7 @@ def test_run_reading_flag_selects_readings(isolated):
 
 
 def test_a_deviating_primary_row_names_the_readings_that_reproduce_it():
-    from repro.engine.compare import _cite_fitting_readings
+    from repro.engine.judging import cite_fitting_readings
 
     def row(reading, primary, verdict, value, key="k=1"):
         return {"experiment": "toy.x", "table": "1", "key": key, "metric": "acc",
@@ -196,7 +196,7 @@ def test_a_deviating_primary_row_names_the_readings_that_reproduce_it():
             row("b", False, "within_noise", 0.69), row("c", False, "deviates", 0.4),
             row("p", True, "match", 0.7, "k=2"), row("a", False, "match", 0.7, "k=2"),
             row("p", True, "deviates", 0.5, "k=3"), row("c", False, "deviates", 0.4, "k=3")]
-    out = _cite_fitting_readings(rows)
+    out = cite_fitting_readings(rows)
     assert out[0]["reason"] == ("reproduced under readings a 0.71, b 0.69; under the primary "
                                 "reading: why")
     assert out[4]["reason"] == "why"  # a matching row is left as it is
