@@ -8,6 +8,14 @@ repro data verify|fetch [DATASET ...]
 repro theory [any flag of python -m theory]
 repro where [--results DIR] [--out DIR]
 repro --version
+
+This module parses the arguments and calls the engine, which does and says each command's work
+(:mod:`repro.engine.listing`, :mod:`~repro.engine.runner` and :mod:`~repro.engine.run_report`,
+:mod:`~repro.engine.figures_run`, :mod:`~repro.engine.compare_run`,
+:mod:`~repro.engine.verify`, :mod:`~repro.engine.data_command`). A command that ends in an
+exception says it in one line (:mod:`repro.engine.errors`): an error raised on purpose about
+bad input as its message (exit status 2), anything else with its type and the ``file:line``
+where it arose (exit status 1; ``-v`` prints the traceback).
 """
 
 from __future__ import annotations

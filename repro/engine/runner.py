@@ -65,9 +65,9 @@ from repro.engine.records import (
 # the sweep, and (re-exported) what it plans and claims: ``repro.engine.runner`` stays the one
 # import of a caller that runs cells
 __all__ = ["BACKENDS", "BUSY_REASON", "PlannedCell", "SweepSummary", "auto_scale", "claim",
-           "collect", "data_sha256", "executor", "is_complete", "lock_path", "plan",
-           "plan_readings", "read_records", "results_dir", "run_cell", "run_experiment",
-           "run_experiments", "stale_records", "compute_cell"]
+           "collect", "compute_cell", "data_sha256", "executor", "is_complete", "lock_path",
+           "plan", "plan_readings", "read_records", "results_dir", "run_cell", "run_experiment",
+           "run_experiments", "stale_records"]
 
 COMPUTED, CACHED, BUSY = "computed", "cached", "busy"
 BUSY_REASON = "being computed by another process"
