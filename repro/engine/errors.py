@@ -17,9 +17,9 @@ Two kinds, told apart by where the exception arose (its innermost traceback fram
 from __future__ import annotations
 
 import linecache
+import re
 import traceback
 from pathlib import Path
-from types import TracebackType
 
 import repro
 
@@ -28,10 +28,17 @@ _PACKAGE = Path(repro.__file__).resolve().parent  # repro/
 _ROOT = _PACKAGE.parent  # the checkout (or site-packages), whose relative paths are shown
 
 
-def _innermost(tb: TracebackType | None) -> TracebackType | None:
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb
+def _frames(exc: BaseException) -> tuple[list[tuple[str, int]], bool]:
+    """``(file, line)`` of every frame that led to ``exc``, innermost last, and whether they
+    are a worker's: an exception a joblib/loky worker raised is raised again in the parent
+    from joblib's own code, its real frames in the text of its cause (``_RemoteTraceback``).
+    """
+    remote = getattr(exc.__cause__, "tb", None)
+    if isinstance(remote, str) and "Traceback" in remote:
+        found = [(f, int(n)) for f, n in re.findall(r'File "(.+?)", line (\d+)', remote)]
+        if found:
+            return found, True
+    return [(f.filename, f.lineno) for f in traceback.extract_tb(exc.__traceback__)], False
 
 
 def _ours(filename: str) -> bool:
@@ -46,11 +53,11 @@ def is_expected(exc: BaseException) -> bool:
     """Whether ``exc`` is an error fedrepro raised on purpose with a message for the user: one
     of :data:`EXPECTED_TYPES`, whose innermost frame is a ``raise`` statement in ``repro/``.
     """
-    tb = _innermost(exc.__traceback__)
-    if not isinstance(exc, EXPECTED_TYPES) or tb is None:
+    frames, _ = _frames(exc)
+    if not isinstance(exc, EXPECTED_TYPES) or not frames:
         return False
-    filename = tb.tb_frame.f_code.co_filename
-    line = linecache.getline(filename, tb.tb_lineno).lstrip()
+    filename, lineno = frames[-1]
+    line = linecache.getline(filename, lineno).lstrip()
     return _ours(filename) and line.startswith("raise")
 
 
@@ -67,18 +74,18 @@ def place(filename: str, lineno: int) -> str:
 
 
 def where(exc: BaseException) -> str:
-    """Where ``exc`` arose: its innermost frame, and, when that is outside ``repro/`` (a
-    library), the innermost frame of ``repro/`` that led there.
+    """Where ``exc`` arose: its innermost frame (``in a worker`` where a worker process raised
+    it), and, when that is outside ``repro/`` (a library), the innermost frame of ``repro/``
+    that led there.
     """
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames, remote = _frames(exc)
     if not frames:
         return "place unknown"
-    last = frames[-1]
-    text = place(last.filename, last.lineno)
-    if not _ours(last.filename):
-        ours = [f for f in frames if _ours(f.filename)]
+    text = place(*frames[-1]) + (" in a worker" if remote else "")
+    if not _ours(frames[-1][0]):
+        ours = [f for f in frames if _ours(f[0])]
         if ours:
-            text += f", called from {place(ours[-1].filename, ours[-1].lineno)}"
+            text += f", called from {place(*ours[-1])}"
     return text
 
 

@@ -11,6 +11,8 @@ import inspect
 import json
 from pathlib import Path
 
+import pytest
+
 import repro
 import repro.engine.listing as listing
 from repro import cli
@@ -139,3 +141,35 @@ def test_expected_means_a_raise_statement_of_repro_of_the_four_types():
     assert error_lines("x", deliberate) == [f"repro x: error: {deliberate.args[0]}"]
     assert place(str(ROOT / "repro" / "cli.py"), 7) == "repro/cli.py:7"
     assert place("/elsewhere/mod.py", 3) == "/elsewhere/mod.py:3"
+
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_cell_error_is_placed_where_the_cell_raised_it_also_in_a_worker(isolated, jobs):
+    """``test.flaky``'s cell 1 raises a ValueError in the plugin (outside ``repro/``: not one
+    of fedrepro's messages); with ``--jobs 2`` joblib raises it again in the parent from its
+    own code, and the place is still the plugin's line, said to be a worker's. (A fresh
+    process: loky's reused workers of other tests know other plugins.)
+    """
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FEDREPRO_PLUGINS": "sweep_plugin",
+           "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])}
+    source = (FIXTURES / "sweep_plugin.py").read_text().splitlines()
+    line = 1 + next(i for i, s in enumerate(source) if 'raise ValueError("singular' in s)
+    done = subprocess.run([sys.executable, "-m", "repro.cli", "run", "test.flaky", "--scale",
+                           "smoke", "--no-progress", "--jobs", jobs], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    err = done.stderr.splitlines()
+    head = [e for e in err if e.startswith("repro run: error: ")]
+    assert head == ["repro run: error: ValueError: singular system in cell 1"]
+    where = err[err.index(head[0]) + 1]  # the message's second line, then the place
+    worker = " in a worker" if jobs == "2" else ""
+    assert where.startswith(f"second line (at tests/fixtures/sweep_plugin.py:{line}{worker}, "
+                            "called from repro/engine/runner.py:")
+    assert "  in cell test.flaky {'i': 1}" in err
