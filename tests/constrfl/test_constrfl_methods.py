@@ -13,7 +13,7 @@ from repro.constrfl.config import ProxALConfig, reference_flags
 from repro.constrfl.cproxal import CentralProxAL
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.methods import tiny_problem
-from repro.constrfl.problem import unit_sphere_w0
+from repro.constrfl.problem import lcqp_paper, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.start import ProxALInit, paper_start
 from repro.engine.registry import load_all
@@ -75,6 +75,11 @@ def test_init_is_checked_against_the_problem():
         CentralProxAL(problem, cfg, init=ProxALInit(np.zeros(6), mu0=-np.ones((1, 1))))
     with pytest.raises(ValueError, match="init must be a ProxALInit"):
         FedProxAL(problem, cfg, init=np.zeros(6))
+    # equality constraints (the LCQP of App. E.2) have free multipliers: a negative start is
+    # Table 4's D12 start from cProx-AL's multipliers, accepted as given
+    lcqp = lcqp_paper(6, 2, 1, np.random.default_rng(12))
+    neg = ProxALInit(np.zeros(6), -np.ones((1, 1)), (-np.ones((2, 1)),))
+    assert FedProxAL(lcqp, cfg, init=neg).state.mus[0].tolist() == [[-1.0], [-1.0]]
 
 
 def test_run_follows_algorithm_1s_rule_or_the_callers():
