@@ -92,6 +92,7 @@ def _cell_prefix(table: str, solver: str, k_max: int):
     from repro.constrfl.experiments import _np as np_cells
     from repro.constrfl.problem import unit_sphere_w0
     from repro.constrfl.proxal import FedProxAL
+    from repro.constrfl.start import ProxALInit
 
     if table == "table1":         # adult-a, n = 20, trial 0: the Table 1 target cell
         problem, _, _ = np_cells.np_problem("adult-a", 20, False)
@@ -105,7 +106,7 @@ def _cell_prefix(table: str, solver: str, k_max: int):
     cfg = cfg.replace(solver=solver)
 
     def run():
-        return FedProxAL(problem, cfg, w0, backend=backend).run()
+        return FedProxAL(problem, cfg, init=ProxALInit(w0), backend=backend).run()
 
     return run
 

@@ -148,8 +148,8 @@ class ClientSide:
                 self.max_residual_ratio = max(self.max_residual_ratio, float(np.max(res)) / eps)
             lam_new = lam_old + self.rho * (U_new - w)                             # (20)
             W = np.broadcast_to(w, U_old.shape)
-            lam_e = lam_new if cfg.epst_lambda == "new" else lam_old
-            u_e = U_new if cfg.epst_u == "new" else U_old
+            lam_e = lam_new if cfg.reference.epst_lambda == "new" else lam_old
+            u_e = U_new if cfg.reference.epst_u == "new" else U_old
             epst = np.max(np.abs(m.grad(W) + lam_e - self.rho * (W - u_e)), axis=1)  # (22)
             self.U[b], self.Lam[b] = U_new, lam_new
             for ut, e in zip(U_new + lam_new / self.rho, epst, strict=True):     # (21)
@@ -204,7 +204,7 @@ class ServerSide:
         eps_{t+1}; the default ``"measured"`` is specs/constrfl.md §2.5's recommendation (the
         achieved residual of an exact solve, eps_{t+1} otherwise), not the paper's text.
         """
-        mode = self.config.stop_server_term
+        mode = self.config.reference.stop_server_term
         if mode == "bound" or (mode == "measured" and self.solver.method != "exact"):
             return eps
         return self.residual if mode == "measured" else 0.0
@@ -212,6 +212,10 @@ class ServerSide:
 
 @dataclass
 class ADMMResult:
+    """One call's output ``w``, its round count, whether it stopped by (23) (``certified``)
+    and its last certificate, the floats sent each way and (``keep_history``) per-round data.
+    """
+
     w: np.ndarray
     rounds: int
     certified: bool
@@ -236,6 +240,10 @@ class InexactADMM:
         server.receive_initial(w_init, ups)
         self.certificate = np.inf
         self.history: list[dict] = []
+        # what crossed the wire in this call, in order: line 1's uploads, then per round t the
+        # broadcast w^{t+1} (line 6) and the clients' uploads (line 9)
+        self.initial_uploads: list[InitialUpload] = ups
+        self.exchanged: list[tuple[Broadcast, list[ClientUpload]]] = []
 
     def eps(self, t: int) -> float:
         """Line 3: ``eps_{t+1} = q^t`` (floored at ``eps_floor`` in the reference scripts)."""
@@ -263,6 +271,7 @@ class InexactADMM:
                                  "w": msg.w.copy(), "U": [u.copy() for u in self.clients.U],
                                  "Lam": [lam.copy() for lam in self.clients.Lam],
                                  "epst": [u.epst for u in ups]})
+        self.exchanged.append((msg, ups))
         self.t += 1
         return msg, ups
 

@@ -9,6 +9,11 @@
 the paper; (n+1)/(2(n+2) beta) in the reference LCQP script, D11). tau_k is the same
 ``s_bar/(k+1)^2`` as Algorithm 1 (the paper's "nondecreasing" is a typo, specs/constrfl.md §8.7
 item 6).
+
+It follows :mod:`repro.core.algorithm`: ``CentralProxAL(problem, config, init=...)``, ``step()``
+is one outer iteration k (round k + 1), ``run()`` iterates to its stop test or
+``cprox_k_max``. Centralised: the pooled data sit in one place, so its rounds exchange no
+messages (empty ``downlink`` and ``uplink``).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.problem import Problem
+from repro.constrfl.start import ProxALInit, paper_start
 from repro.constrfl.subsolvers import solve
+from repro.core.algorithm import Callback, RoundMessages, Stop, run_rounds
 
-__all__ = ["CentralProxAL", "SumMerit"]
+__all__ = ["CentralProxAL", "CentralState", "SumMerit"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,10 @@ class SumMerit:
 
 @dataclass
 class CentralState:
+    """Algorithm 3's iterates ``(w^k, mu^k)``, whether its stop test held, and the residual
+    of each subproblem solve.
+    """
+
     k: int
     w: np.ndarray
     mu0: np.ndarray
@@ -66,13 +77,24 @@ class CentralState:
 
 
 class CentralProxAL:
-    """Algorithm 3 on the pooled data of a :class:`Problem`."""
+    """Algorithm 3 on the pooled data of a :class:`Problem`.
 
-    def __init__(self, problem: Problem, config: ProxALConfig, w0: np.ndarray):
+    ``init``: a :class:`~repro.constrfl.start.ProxALInit` ((w^0, mu^0), Algorithm 3's inputs);
+    ``None`` is :func:`~repro.constrfl.start.paper_start`. ``rng`` is accepted for the protocol
+    and unused (Algorithm 3 draws no random numbers); there is no backend (no clients). Its
+    ``step()`` returns an empty :class:`~repro.core.algorithm.RoundMessages`: nothing crosses
+    a wire in a centralised method.
+    """
+
+    def __init__(self, problem: Problem, config: ProxALConfig, *,
+                 init: ProxALInit | None = None, rng: object = None):
+        if not isinstance(config, ProxALConfig):
+            raise ValueError(f"config must be a ProxALConfig, got {type(config).__name__}")
+        if init is not None and not isinstance(init, ProxALInit):
+            raise ValueError(f"init must be a ProxALInit or None, got {type(init).__name__}")
         self.problem, self.config = problem, config
-        self.state = CentralState(0, problem.check_w("w0", w0).copy(),
-                                  np.zeros((1, problem.server.m)),
-                                  [np.zeros((b.size, b.m)) for b in problem.clients])
+        w0, m0, ms = (paper_start(problem) if init is None else init).resolve(problem)
+        self.state = CentralState(0, w0, m0, ms)
         blocks = [problem.server, *problem.clients]
         if all(b.quadratic_merit for b in blocks):
             self.method = "exact"
@@ -86,7 +108,7 @@ class CentralProxAL:
     @property
     def prox(self) -> float:
         c = self.config
-        return 1.0 / ((self.problem.n + c.prox_den_offset) * c.beta)
+        return 1.0 / ((self.problem.n + c.reference.prox_den_offset) * c.beta)
 
     def ell(self) -> SumMerit:
         s, c = self.state, self.config
@@ -95,7 +117,8 @@ class CentralProxAL:
                for b, mu in zip(self.problem.clients, s.mus, strict=True)]
         return SumMerit(tuple(ms))
 
-    def step(self) -> None:
+    def step(self) -> RoundMessages:
+        """Outer iteration k of Algorithm 3 (round k + 1); no messages (centralised)."""
         s, c = self.state, self.config
         tau = c.tau(s.k)
         ell = self.ell()
@@ -106,7 +129,7 @@ class CentralProxAL:
             res = float(np.max(np.abs(Q @ w_new + p)))
         else:
             W, info = solve(self.method, ell, s.w[None], np.zeros((1, s.w.size)), 0.0, s.w,
-                            c.cprox_tol_factor * tau)
+                            c.reference.cprox_tol_factor * tau)
             w_new, res = W[0], float(info.residual[0])
         s.residuals.append(res)
         mu0_new = multiplier_update(self.problem.server, s.mu0, w_new[None], c.beta)
@@ -118,13 +141,24 @@ class CentralProxAL:
             dmu = max(dmu, float(np.max(np.abs(mu_new - mu), initial=0.0)))
             new.append(mu_new)
         dw = float(np.max(np.abs(w_new - s.w)))
-        tau_term = c.beta * tau if c.cprox_tau_in_stop else 0.0
+        tau_term = c.beta * tau if c.reference.cprox_tau_in_stop else 0.0
         s.w, s.mu0, s.mus, s.k = w_new, mu0_new, new, s.k + 1
         s.stopped = dw + tau_term <= c.beta * c.eps1 and dmu <= c.beta * c.eps2
+        return RoundMessages(s.k)
 
-    def run(self) -> CentralState:
+    def run(self, rounds: int | None = None, *, stop: Stop | None = None,
+            callback: Callback | None = None) -> CentralState:
+        """With neither ``rounds`` nor ``stop``: Algorithm 3's own rule (its stop test, or
+        ``cprox_k_max`` iterations). Otherwise the generic driver
+        (:func:`repro.core.algorithm.run_rounds`), the stop test not consulted.
+        ``callback(round, state, messages)`` after every iteration.
+        """
+        if rounds is not None or stop is not None:
+            return run_rounds(self, rounds, stop=stop, callback=callback)
         while not self.state.stopped and self.state.k < self.config.cprox_k_max:
-            self.step()
+            messages = self.step()
+            if callback is not None:
+                callback(self.state.k, self.state, messages)
         return self.state
 
 

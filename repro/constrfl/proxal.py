@@ -8,11 +8,15 @@ mu_i^{k+1} = [mu_i^k + beta c_i(w^{k+1})]_+              (client i, line 7)
 client i -> server: ||mu_i^{k+1} - mu_i^k||_inf           (line 8)
 stop if ||w^{k+1} - w^k||_inf + beta tau_k <= beta eps1
 and max_i ||mu_i^{k+1} - mu_i^k||_inf <= beta eps2                        (11)
+
+It follows :mod:`repro.core.algorithm`: ``FedProxAL(problem, config, init=..., backend=...)``,
+``step()`` is one outer iteration k (round k + 1) and returns its messages
+(:class:`~repro.constrfl.messages.OuterRoundMessages`), ``run()`` iterates to (11) or
+``k_max``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,9 +24,11 @@ import numpy as np
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit, multiplier_update
-from repro.constrfl.messages import DualChange
+from repro.constrfl.messages import DualChange, OuterRoundMessages
 from repro.constrfl.problem import Problem
+from repro.constrfl.start import ProxALInit, paper_start
 from repro.constrfl.subsolvers import FactorCache, NewtonBreakdown
+from repro.core.algorithm import Callback, Stop, run_rounds
 from repro.core.validation import DivergenceError
 
 __all__ = ["STOP_CAP", "STOP_CERTIFIED", "STOP_CODES", "STOP_UNCERTIFIED", "FedProxAL",
@@ -81,20 +87,29 @@ class ProxALState:
 class FedProxAL:
     """Algorithm 1 on a :class:`~repro.constrfl.problem.Problem`; ``step()`` = one outer
     iteration (one call of Algorithm 2 plus the multiplier round).
+
+    ``init``: a :class:`~repro.constrfl.start.ProxALInit` (w^0 and the mu_i^0, Algorithm 1's
+    inputs); ``None`` is :func:`~repro.constrfl.start.paper_start` (the experiments' trial-0
+    w^0, mu^0 = 0). ``rng`` is accepted for the protocol and unused: Algorithm 1 draws no random
+    numbers. ``backend``: ``"vectorized"`` (clients of equal size solved as one batch) or
+    ``"loop"`` (one client at a time, the equality oracle). ``keep_admm_history``: Algorithm 2
+    keeps its per-round iterates (theory checks).
     """
 
-    def __init__(self, problem: Problem, config: ProxALConfig, w0: np.ndarray, *,
-                 mu0: np.ndarray | None = None, mus: list[np.ndarray] | None = None,
+    def __init__(self, problem: Problem, config: ProxALConfig, *,
+                 init: ProxALInit | None = None, rng: object = None,
                  backend: str = "vectorized", keep_admm_history: bool = False):
         if backend not in ("vectorized", "loop"):
             raise ValueError(f"backend must be 'vectorized' or 'loop', got {backend!r}")
+        if not isinstance(config, ProxALConfig):
+            raise ValueError(f"config must be a ProxALConfig, got {type(config).__name__}")
+        if init is not None and not isinstance(init, ProxALInit):
+            raise ValueError(f"init must be a ProxALInit or None, got {type(init).__name__}")
         self.problem, self.config, self.backend = problem, config, backend
         self.keep_admm_history = keep_admm_history
-        self.w_init = problem.check_w("w0", w0).copy()
-        m0 = np.zeros((1, problem.server.m)) if mu0 is None else np.array(mu0, dtype=float)
-        ms = ([np.zeros((b.size, b.m)) for b in problem.clients] if mus is None
-              else [np.array(m, dtype=float) for m in mus])
-        self.state = ProxALState(0, self.w_init.copy(), m0, ms, k_max=config.k_max)
+        w0, m0, ms = (paper_start(problem) if init is None else init).resolve(problem)
+        self.w_init = w0
+        self.state = ProxALState(0, w0.copy(), m0, ms, k_max=config.k_max)
         self.last_admm = None
         # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
         # Cholesky factors are computed once per run (specs/constrfl.md §10), not once per
@@ -105,7 +120,7 @@ class FedProxAL:
     def prox(self) -> float:
         """Prox weight per party: ``1/((n+1) beta)`` (paper) or ``1/((n+2) beta)`` (D11)."""
         c = self.config
-        return 1.0 / ((self.problem.n + c.prox_den_offset) * c.beta)
+        return 1.0 / ((self.problem.n + c.reference.prox_den_offset) * c.beta)
 
     def merits(self, w_center: np.ndarray) -> tuple[Merit, list[Merit]]:
         s, c = self.state, self.config
@@ -114,17 +129,25 @@ class FedProxAL:
                    for b, mu in zip(self.problem.clients, s.mus, strict=True)]
         return server, clients
 
-    def step(self) -> list[DualChange]:
+    def step(self) -> OuterRoundMessages:
+        """Outer iteration k (lines 2-9), round k + 1. Its messages: Algorithm 2's (line 1's
+        ``InitialUpload``s, then per ADMM round t the ``Broadcast`` of w^{t+1} and the
+        ``ClientUpload``s) and line 8's ``DualChange``s. Line 6's broadcast of w^{k+1} is the
+        last ``Broadcast`` of Algorithm 2 (its output is the w^{t+1} it broadcast in its final
+        round), so the clients already hold it and it is not sent again (nor counted in
+        ``floats_down``).
+        """
         s, c = self.state, self.config
+        ref = c.reference
         tau = c.tau(s.k)
         server_m, client_ms = self.merits(s.w)
-        if c.server_as_client:
+        if ref.server_as_client:
             client_ms = [*client_ms, server_m]
         clients = ClientSide(client_ms, c.rho, c, self.backend, self.factor_cache)
         server = ServerSide(server_m, c.rho, clients.n, c, self.backend, self.factor_cache)
-        start = self.w_init if c.admm_init == "w0" else s.w
+        start = self.w_init if ref.admm_init == "w0" else s.w
         admm = InexactADMM(server, clients, tau, start, q=c.q, t_max=c.t_max,
-                           eps_floor=c.eps_floor, keep_history=self.keep_admm_history)
+                           eps_floor=ref.eps_floor, keep_history=self.keep_admm_history)
         try:
             res = admm.run()
         except NewtonBreakdown as exc:
@@ -165,16 +188,22 @@ class FedProxAL:
         s.w, s.mu0, s.mus = w_new, mu0_new, new_mus
         s.k += 1
         s.stopped = (dw + c.beta * tau <= c.beta * c.eps1) and dmu <= c.beta * c.eps2  # (11)
-        return msgs
+        uplink = [*admm.initial_uploads, *(u for _, ups in admm.exchanged for u in ups), *msgs]
+        return OuterRoundMessages(s.k, downlink=[b for b, _ in admm.exchanged], uplink=uplink)
 
-    def run(self, callback: Callable[[int, np.ndarray], None] | None = None) -> ProxALState:
-        """Iterate until (11) holds or ``k_max``; ``callback(k, w^k)`` sees every iterate
-        (evaluation outside the protocol, e.g. Figure 1's per-client losses).
+    def run(self, rounds: int | None = None, *, stop: Stop | None = None,
+            callback: Callback | None = None) -> ProxALState:
+        """With neither ``rounds`` nor ``stop``: Algorithm 1's own rule, iterate until (11)
+        holds or ``k_max`` outer iterations were taken. Otherwise exactly the generic driver
+        (:func:`repro.core.algorithm.run_rounds`): ``rounds`` outer iterations or until
+        ``stop(state)``, (11) and ``k_max`` not consulted (``state.stopped`` still says whether
+        (11) held at the last one). ``callback(round, state, messages)`` after every outer
+        iteration (round = k + 1, ``state.w`` = w^{k+1}).
         """
+        if rounds is not None or stop is not None:
+            return run_rounds(self, rounds, stop=stop, callback=callback)
         while not self.state.stopped and self.state.k < self.config.k_max:
+            messages = self.step()
             if callback is not None:
-                callback(self.state.k, self.state.w)
-            self.step()
-        if callback is not None:
-            callback(self.state.k, self.state.w)
+                callback(self.state.k, self.state, messages)
         return self.state

@@ -8,14 +8,21 @@ import numpy as np
 import pytest
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
-from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
 from repro.constrfl.cproxal import CentralProxAL
 from repro.constrfl.groundtruth import GroundTruth, solve_subproblem
 from repro.constrfl.instances import np_small, qp_ball
 from repro.constrfl.merit import Merit
-from repro.constrfl.messages import Broadcast, ClientUpload, DualChange, InitialUpload
+from repro.constrfl.messages import (
+    Broadcast,
+    ClientUpload,
+    DualChange,
+    InitialUpload,
+    OuterRoundMessages,
+)
 from repro.constrfl.problem import lcqp_paper, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import ExactQuadratic
 
 
@@ -44,7 +51,31 @@ def test_config_rejects_out_of_range(name, value):
 
 def test_config_rejects_unknown_flag_value():
     with pytest.raises(ValueError, match="admm_init"):
-        ProxALConfig(admm_init="zero")
+        ReferenceFlags(admm_init="zero")
+    with pytest.raises(ValueError, match="prox_den_offset"):
+        ReferenceFlags(prox_den_offset=3)
+    with pytest.raises(ValueError, match="server_as_client must be a bool"):
+        ReferenceFlags(server_as_client=1)
+    # the flags live in the sub-config only, which must be a ReferenceFlags
+    with pytest.raises(TypeError, match="admm_init"):
+        ProxALConfig(admm_init="w0")
+    with pytest.raises(ValueError, match="reference must be a ReferenceFlags"):
+        ProxALConfig(reference={"admm_init": "w0"})
+
+
+def test_reference_flags_name_the_reference_scripts_departures():
+    assert ProxALConfig().reference == ReferenceFlags()
+    assert ReferenceFlags().changed() == {}
+    assert reference_flags("lcqp").changed() == {
+        "epst_u": "new", "stop_server_term": "none", "prox_den_offset": 2,
+        "mu0_from_cprox": True, "server_as_client": True, "cprox_tau_in_stop": False}
+    assert reference_flags("np").changed() == {
+        "admm_init": "w0", "epst_lambda": "new", "stop_server_term": "none",
+        "solver_tol_factor": 1e-2, "eps_floor": 1e-10, "cprox_tol_factor": 1e-3}
+    cfg = ProxALConfig(solver_tol_floor=1e-12, reference=reference_flags("np"))
+    assert cfg.inner_tol(1.0) == 1e-2 and cfg.inner_tol(1e-11) == 1e-12
+    with pytest.raises(ValueError, match="problem"):
+        reference_flags("fedavg")
 
 
 @pytest.mark.parametrize("make", [qp_ball, np_small])
@@ -161,10 +192,47 @@ def test_admm_messages_carry_only_what_the_paper_allows():
     client_arrays = {id(cms[0].block.A), id(cms[0].mu), id(clients.U[0]), id(clients.Lam[0])}
     held = {id(v) for v in vars(server).values()} | {id(v) for v in vars(server.merit).values()}
     assert not client_arrays & held
-    alg = FedProxAL(problem, cfg.replace(k_max=2), np.ones(6) / np.sqrt(6))
-    changes = alg.step()
+    alg = FedProxAL(problem, cfg.replace(k_max=2), init=ProxALInit(np.ones(6) / np.sqrt(6)))
+    msgs = alg.step()
+    assert type(msgs) is OuterRoundMessages and msgs.round == 1
+    changes = msgs.dual_changes
     assert all(type(c) is DualChange and isinstance(c.value, float) for c in changes)
-    assert len(changes) == problem.n
+    assert [c.client for c in changes] == list(range(problem.n))
+    assert msgs.uplink[-problem.n:] == changes   # line 8 comes after Algorithm 2
+
+
+def test_outer_iteration_messages_are_what_the_counters_count():
+    """One outer iteration's messages: Algorithm 2's line-1 uploads, a broadcast and n uploads
+    per ADMM round, n dual changes; their floats are exactly the state's counters.
+    """
+    problem = qp_ball(np.random.default_rng(6))
+    n, d = problem.n, problem.d
+    cfg = ProxALConfig(beta=2.0, s_bar=1e-2, rho=1.0, q=0.5, k_max=3)
+    alg = FedProxAL(problem, cfg, init=ProxALInit(unit_sphere_w0(d, 1)))
+    up = down = 0
+    for k in range(3):
+        msgs = alg.step()
+        rounds = alg.state.admm_rounds[-1]
+        assert msgs.round == k + 1 and msgs.admm_rounds == rounds == len(msgs.broadcasts)
+        assert len(msgs.initial_uploads) == n and len(msgs.client_uploads) == n * rounds
+        assert len(msgs.dual_changes) == n
+        assert len(msgs.uplink) == n + n * rounds + n and len(msgs.downlink) == rounds
+        assert [u.client for u in msgs.client_uploads] == list(range(n)) * rounds
+        # the last broadcast is Algorithm 2's output w^{k+1} (Algorithm 1 line 6)
+        np.testing.assert_array_equal(msgs.broadcasts[-1].w, alg.state.w)
+        up += msgs.floats_up()
+        down += sum(b.floats() for b in msgs.broadcasts) * n
+        assert (up, down) == (alg.state.floats_up, alg.state.floats_down)
+    assert up == sum(n * d + n * r * (d + 1) + n for r in alg.state.admm_rounds)
+    assert down == sum(r * d * n for r in alg.state.admm_rounds)
+
+
+def test_cproxal_exchanges_no_messages():
+    problem = qp_ball(np.random.default_rng(6))
+    alg = CentralProxAL(problem, ProxALConfig(beta=2.0, s_bar=1e-2))
+    seen = []
+    alg.run(2, callback=lambda r, s, m: seen.append((r, m.downlink, m.uplink)))
+    assert seen == [(1, (), ()), (2, (), ())]
 
 
 @pytest.mark.parametrize("make", [qp_ball, np_small])
@@ -172,8 +240,8 @@ def test_vectorized_and_loop_backends_agree(make):
     problem = make(np.random.default_rng(7))
     cfg = ProxALConfig(beta=2.0, s_bar=1e-2, rho=1.0, q=0.5, eps1=1e-2, eps2=1e-2, k_max=4)
     w0 = unit_sphere_w0(problem.d, 0)
-    a = FedProxAL(problem, cfg, w0, backend="vectorized").run()
-    b = FedProxAL(problem, cfg, w0, backend="loop").run()
+    a = FedProxAL(problem, cfg, init=ProxALInit(w0), backend="vectorized").run()
+    b = FedProxAL(problem, cfg, init=ProxALInit(w0), backend="loop").run()
     assert a.admm_rounds == b.admm_rounds
     np.testing.assert_allclose(a.w, b.w, atol=1e-10, rtol=0)
     np.testing.assert_allclose(a.mus[0], b.mus[0], atol=1e-10, rtol=0)
@@ -181,10 +249,10 @@ def test_vectorized_and_loop_backends_agree(make):
 
 def test_factorized_lcqp_client_step_equals_fresh_solves():
     problem = lcqp_paper(30, 4, 2, np.random.default_rng(8))
-    cfg = ProxALConfig(**reference_flags("lcqp"))
+    cfg = ProxALConfig(reference=reference_flags("lcqp"))
     w0 = unit_sphere_w0(30, 1)
-    a = FedProxAL(problem, cfg, w0, backend="vectorized").run()
-    b = FedProxAL(problem, cfg, w0, backend="loop").run()
+    a = FedProxAL(problem, cfg, init=ProxALInit(w0), backend="vectorized").run()
+    b = FedProxAL(problem, cfg, init=ProxALInit(w0), backend="loop").run()
     assert a.admm_rounds == b.admm_rounds
     np.testing.assert_allclose(a.w, b.w, atol=1e-10, rtol=0)
     rng = np.random.default_rng(9)
@@ -202,7 +270,7 @@ def test_algorithm1_needs_at_least_the_tau_floor_of_outer_iterations():
     """(11) needs beta tau_k < beta eps1, i.e. k+1 > sqrt(s_bar/eps1) (specs/constrfl.md §2.2)."""
     problem = qp_ball(np.random.default_rng(10))
     cfg = ProxALConfig(beta=2.0, s_bar=0.1, rho=1.0, q=0.5, eps1=1e-2, eps2=1e-2)
-    st = FedProxAL(problem, cfg, unit_sphere_w0(6, 2)).run()
+    st = FedProxAL(problem, cfg, init=ProxALInit(unit_sphere_w0(6, 2))).run()
     assert st.stopped
     assert st.k >= int(np.floor(np.sqrt(0.1 / 1e-2))) + 1
     assert all(st.admm_certified)
@@ -212,7 +280,7 @@ def test_cproxal_lcqp_step_is_the_closed_form_linear_solve():
     problem = lcqp_paper(6, 2, 1, np.random.default_rng(12))
     cfg = ProxALConfig(beta=10.0)
     w0 = unit_sphere_w0(6, 3)
-    alg = CentralProxAL(problem, cfg, w0)
+    alg = CentralProxAL(problem, cfg, init=ProxALInit(w0))
     alg.step()
     A = problem.clients[0].A.sum(0)
     b = problem.clients[0].bvec.sum(0)

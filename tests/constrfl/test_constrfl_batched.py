@@ -16,6 +16,7 @@ from repro.constrfl.instances import np_small
 from repro.constrfl.merit import Merit
 from repro.constrfl.problem import fairness
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import solve
 
 ROUNDS = 5
@@ -101,10 +102,11 @@ def test_batched_round_equals_the_lbfgsb_oracle_on_every_round_to_the_stopping_t
 @pytest.mark.parametrize("kind", ["np", "fairness"])
 def test_algorithm1_batched_and_oracle_runs_agree_with_tight_inner_tolerances(kind, reuse):
     problem, cfg, method, *_ = _instance(kind)
-    cfg = cfg.replace(k_max=3, t_max=40, solver_tol_factor=1e-6, solver_tol_floor=1e-13)
-    w0 = np.ones(problem.d) / np.sqrt(problem.d)
-    fast = FedProxAL(problem, cfg.replace(solver=method, hessian_reuse=reuse), w0).run()
-    slow = FedProxAL(problem, cfg.replace(solver="lbfgsb"), w0, backend="loop").run()
+    cfg = cfg.replace(k_max=3, t_max=40, solver_tol_floor=1e-13,
+                      reference=cfg.reference.replace(solver_tol_factor=1e-6))
+    start = ProxALInit(np.ones(problem.d) / np.sqrt(problem.d))
+    fast = FedProxAL(problem, cfg.replace(solver=method, hessian_reuse=reuse), init=start).run()
+    slow = FedProxAL(problem, cfg.replace(solver="lbfgsb"), init=start, backend="loop").run()
     assert fast.admm_rounds == slow.admm_rounds
     # one round's solves differ by at most 2 sqrt(d) tol / rho (tol <= 1e-6, rho >= 0.5);
     # the iteration does not amplify it over these few rounds

@@ -16,6 +16,7 @@ from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from repro.constrfl.problem import neyman_pearson
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import NewtonBreakdown, newton_solve
 from repro.core.validation import DivergenceError
 
@@ -50,7 +51,8 @@ def test_algorithm1_fails_with_divergence_error_naming_the_outer_iteration():
     prob = _tiny_np()
     cfg = ProxALConfig(beta=300.0, s_bar=1e-3, rho=0.01, q=0.9, k_max=5, t_max=20,
                        solver_tol_floor=1e-12)
-    alg = FedProxAL(prob, cfg, np.full(3, 1 / np.sqrt(3)), mus=[np.array([[1.0], [1e30]])])
+    alg = FedProxAL(prob, cfg, init=ProxALInit(np.full(3, 1 / np.sqrt(3)),
+                                               mus=(np.array([[1.0], [1e30]]),)))
     with pytest.raises(DivergenceError) as info:
         alg.run()
     err = info.value
@@ -69,7 +71,7 @@ def test_admm_survives_eps_underflow_to_zero():
     prob = _tiny_np()
     cfg = ProxALConfig(beta=300.0, s_bar=1e-3, rho=0.01, q=1e-200, k_max=1, t_max=4,
                        solver_tol_floor=1e-12)
-    alg = FedProxAL(prob, cfg, np.full(3, 1 / np.sqrt(3)))
+    alg = FedProxAL(prob, cfg, init=ProxALInit(np.full(3, 1 / np.sqrt(3))))
     assert 0.0 == cfg.q ** 2
     st = alg.run()
     assert st.k == 1 and st.admm_rounds[0] >= 3 and np.all(np.isfinite(st.w))

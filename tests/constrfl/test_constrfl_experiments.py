@@ -15,6 +15,7 @@ from repro.constrfl.experiments import table4
 from repro.constrfl.experiments.render import pop_mean_std
 from repro.constrfl.problem import fairness, lcqp_reference
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.engine.experiment import RunContext
 
 
@@ -108,7 +109,7 @@ def test_fairness_problem_runs_and_meets_disparity_on_synthetic_data():
                                         server_per_class=80, d=5)
     problem = fairness(Xc, yc, Xs, ys)
     cfg = ProxALConfig(beta=50.0, s_bar=1e-2, rho=0.1, k_max=5, t_max=30, solver="lbfgsb")
-    st = FedProxAL(problem, cfg, np.ones(5) / np.sqrt(5)).run()
+    st = FedProxAL(problem, cfg, init=ProxALInit(np.ones(5) / np.sqrt(5))).run()
     obj, disp = fair_cells.evaluate(Xc, yc, Xs, ys, st.w)
     assert obj.shape == (2,) and disp.shape == (3,)
     assert np.all(np.isfinite(disp))

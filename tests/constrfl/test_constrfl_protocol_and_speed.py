@@ -16,6 +16,7 @@ from repro.constrfl.instances import np_small
 from repro.constrfl.merit import Merit
 from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import ExactQuadratic, FactorCache, cholesky_factors
 
 
@@ -64,15 +65,15 @@ def test_partial_rows_link_the_partial_protocol_entry_first():
 
 def test_factor_cache_computes_q_and_its_factor_once_per_run_and_changes_no_number():
     problem = lcqp_reference(40, 3, 2)
-    cfg = ProxALConfig(**reference_flags("lcqp"))
-    w0 = unit_sphere_w0(40, 0)
-    alg = FedProxAL(problem, cfg, w0)
+    cfg = ProxALConfig(reference=reference_flags("lcqp"))
+    start = ProxALInit(unit_sphere_w0(40, 0))
+    alg = FedProxAL(problem, cfg, init=start)
     st = alg.run()
     # reference mode: the client block and the server slot (D13) as ADMM clients, plus the
     # server's own (18): three factorizations per run, reused by the other K - 1 iterations.
     assert alg.factor_cache.misses == 3
     assert alg.factor_cache.hits == 3 * (st.k - 1)
-    loop = FedProxAL(problem, cfg, w0, backend="loop").run()
+    loop = FedProxAL(problem, cfg, init=start, backend="loop").run()
     assert loop.admm_rounds == st.admm_rounds
     np.testing.assert_allclose(st.w, loop.w, atol=1e-10, rtol=0)
 

@@ -107,14 +107,14 @@ def test_logistic_block_checks_its_shapes():
 
 
 def test_proxal_and_kkt_check_the_length_of_w():
-    from repro.constrfl import CProxAL, Problem, ProxAL, ProxALConfig, kkt_residuals
+    from repro.constrfl import CProxAL, Problem, ProxAL, ProxALConfig, ProxALInit, kkt_residuals
 
     server = _quadratic(1, 4, A=None, bvec=None, H=2 * np.eye(4)[None, None],
                         G=np.zeros((1, 1, 4)), r=np.full((1, 1), -1.0))
     problem = Problem(server, (_quadratic(),))
     for alg in (ProxAL, CProxAL):
-        with pytest.raises(ValueError, match=r"^w0 must have shape \(4,\) .* got \(3,\)"):
-            alg(problem, ProxALConfig(), w0=np.zeros(3))
+        with pytest.raises(ValueError, match=r"^init.w must have shape \(4,\) .* got \(3,\)"):
+            alg(problem, ProxALConfig(), init=ProxALInit(np.zeros(3)))
     with pytest.raises(ValueError, match=r"^w must have shape \(4,\) .* got \(5,\)"):
         kkt_residuals(problem, np.zeros(5), np.zeros((1, 1)), [np.zeros((5, 0))])
     with pytest.raises(ValueError, match=r"^clients\[0\] has d = 3, the server block d = 4"):

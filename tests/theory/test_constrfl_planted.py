@@ -98,8 +98,8 @@ def _stop_test_without(term: str):
 
 
 def _initial_multipliers(orig):
-    def planted(self, problem, config, w0, **kwargs):
-        orig(self, problem, config, w0, **kwargs)
+    def planted(self, problem, config, **kwargs):
+        orig(self, problem, config, **kwargs)
         self.state.mu0 = np.ones_like(self.state.mu0)
         self.state.mus = [np.ones_like(m) for m in self.state.mus]
     return planted

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
-from repro.constrfl.config import ProxALConfig
+from repro.constrfl.config import ProxALConfig, ReferenceFlags
 from repro.constrfl.groundtruth import GroundTruth, merits_for, solve_problem
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.merit import Merit
@@ -74,7 +74,7 @@ def run_admm(problem, mu0, mus, center, beta, rho, q, rounds, exact=False):
     # Tolerances below round-off (q^t < 1e-13) cannot be certified by any solver; they are
     # floored at 1e-13 so that Newton stops there instead of running into its iteration cap.
     cfg = ProxALConfig(beta=beta, rho=rho, q=q, t_max=rounds, solver_tol_floor=1e-13,
-                       **({"solver_tol_factor": 1e-300} if exact else {}))
+                       reference=ReferenceFlags(solver_tol_factor=1e-300 if exact else 1.0))
     sm = Merit(problem.server, mu0, center, beta, prox)
     cms = [Merit(b, m, center, beta, prox) for b, m in zip(problem.clients, mus, strict=True)]
     clients = ClientSide(cms, rho, cfg, "vectorized")

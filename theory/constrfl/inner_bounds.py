@@ -39,11 +39,12 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
-from repro.constrfl.config import ProxALConfig
+from repro.constrfl.config import ProxALConfig, ReferenceFlags
 from repro.constrfl.groundtruth import GroundTruth, merits_for, solve_problem
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.merit import Merit
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import newton_solve
 from theory.constrfl.schedule import admm_tolerance
 from theory.constrfl.schedule import tau as tau_k
@@ -65,7 +66,7 @@ def package_admm(sm: Merit, cm: Merit, w0: np.ndarray, rho: float, q: float, tau
     1e-13, round-off), (23) with the server term ``q^t`` ("bound"), history kept.
     """
     cfg = ProxALConfig(beta=BETA, rho=rho, q=q, t_max=t_max, solver_tol_floor=ROUND_OFF,
-                       stop_server_term="bound")
+                       reference=ReferenceFlags(stop_server_term="bound"))
     clients = ClientSide([cm], rho, cfg, "vectorized")
     server = ServerSide(sm, rho, clients.n, cfg, "vectorized")
     admm = InexactADMM(server, clients, tau, w0, q=q, t_max=t_max, keep_history=True)
@@ -322,7 +323,7 @@ def check_inner_total(seed: int, size: str) -> CheckResult:
         floors = []
         cfg = ProxALConfig(beta=BETA, s_bar=s_bar, rho=rho, q=q, eps1=eps, eps2=eps,
                            k_max=500, t_max=5000, solver_tol_floor=1e-13)
-        alg = FedProxAL(problem, cfg, w0, keep_admm_history=True)
+        alg = FedProxAL(problem, cfg, init=ProxALInit(w0), keep_admm_history=True)
         bs, qrs, per_k = [], [], []
         while not alg.state.stopped and alg.state.k < cfg.k_max:
             k, wk = alg.state.k, alg.state.w.copy()

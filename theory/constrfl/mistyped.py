@@ -19,6 +19,7 @@ import numpy as np
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from theory.constrfl.schedule import tau
 from theory.registry import register
 from theory.result import CheckResult
@@ -35,7 +36,7 @@ def _residual_vectors(rng, runs: int):
         w0 /= np.linalg.norm(w0)
         cfg = ProxALConfig(beta=2.0, s_bar=1e-2, rho=1.0, q=0.5, eps1=1e-3, eps2=1e-3,
                            k_max=30, solver_tol_floor=1e-13)
-        alg = FedProxAL(problem, cfg, w0)
+        alg = FedProxAL(problem, cfg, init=ProxALInit(w0))
         while not alg.state.stopped and alg.state.k < cfg.k_max:
             k = alg.state.k
             sm, cms = alg.merits(alg.state.w)

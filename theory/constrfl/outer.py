@@ -28,6 +28,7 @@ from repro.constrfl.groundtruth import GroundTruth, solve_problem
 from repro.constrfl.instances import qp_ball
 from repro.constrfl.optimality import kkt_residuals
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from theory.constrfl.resolvent import resolvent, stack_mu
 from theory.constrfl.schedule import outer_floor, stop_test_11, tau
 from theory.registry import register
@@ -48,11 +49,11 @@ def _run(problem, w_star, mu_star, w0, eps, mu_start=None) -> dict:
     mu_assumed = np.zeros(m0) if mu_start is None else np.asarray(mu_start, dtype=float)
     r0 = float(np.linalg.norm(np.concatenate([w0 - w_star, mu_assumed - mu_star])))
     if mu_start is None:
-        alg = FedProxAL(problem, cfg, w0)
+        alg = FedProxAL(problem, cfg, init=ProxALInit(w0))
     else:
         k0 = problem.server.m
-        alg = FedProxAL(problem, cfg, w0, mu0=mu_assumed[:k0][None],
-                        mus=[mu_assumed[k0:].reshape(problem.clients[0].size, -1)])
+        alg = FedProxAL(problem, cfg, init=ProxALInit(
+            w0, mu_assumed[:k0][None], (mu_assumed[k0:].reshape(problem.clients[0].size, -1),)))
     pre, dist_w, dist_mu = [], [], []
     mu_0 = np.concatenate([alg.state.mu0.ravel(), alg.state.mus[0].ravel()])
     joint = [float(np.linalg.norm(np.concatenate([alg.state.w - w_star, mu_0 - mu_star])))]

@@ -149,6 +149,7 @@ def check(seed: int, size: str) -> CheckResult:
 def check_iterates(seed: int, size: str) -> CheckResult:
     from repro.constrfl.config import ProxALConfig
     from repro.constrfl.proxal import FedProxAL
+    from repro.constrfl.start import ProxALInit
 
     rng = np.random.default_rng(seed)
     beta = 2.0
@@ -165,7 +166,7 @@ def check_iterates(seed: int, size: str) -> CheckResult:
         g = rng.standard_normal(problem.d)
         cfg = ProxALConfig(beta=beta, s_bar=s_bar, rho=1.0, q=0.5, eps1=1e-4, eps2=1e-4,
                            k_max=40, solver_tol_floor=1e-13)
-        alg = FedProxAL(problem, cfg, g / np.linalg.norm(g))
+        alg = FedProxAL(problem, cfg, init=ProxALInit(g / np.linalg.norm(g)))
         while not alg.state.stopped and alg.state.k < cfg.k_max:
             k = alg.state.k
             wk = alg.state.w.copy()

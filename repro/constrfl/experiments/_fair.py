@@ -17,15 +17,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
 from repro.constrfl.data import adult_b, equal_class_split
 from repro.constrfl.methods import build
 from repro.constrfl.problem import fairness, unit_sphere_w0
 from repro.constrfl.proxal import STOP_CODES
+from repro.constrfl.start import ProxALInit
 from repro.engine.experiment import CellResult, RunContext
 
 ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
 R = 0.1
+METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
 HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
 
@@ -41,10 +43,10 @@ def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip",
     """
     if flags not in ("none", "fairness"):
         raise ValueError(f"flags must be 'none' or 'fairness', got {flags!r}")
-    extra = reference_flags("fairness") if flags == "fairness" else {}
+    ref = reference_flags("fairness") if flags == "fairness" else ReferenceFlags()
     return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
                         cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
-                        hessian_reuse=solver != "lbfgsb", **extra)
+                        hessian_reuse=solver != "lbfgsb", reference=ref)
 
 
 @lru_cache(maxsize=8)
@@ -93,12 +95,14 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
                      flags=config.get("ref_flags", "none"))
     problem, Xc, yc, Xs, ys = fair_problem(config["n"], config["subsample"])
     w0 = unit_sphere_w0(problem.d, config["trial"])
+    start = ProxALInit(w0)
     t0 = time.perf_counter()
-    cs = build("cProx-AL", problem, cfg, w0).run()
+    cs = build("cProx-AL", problem, cfg, init=start).run()
     t1 = time.perf_counter()
-    per_iter = []
-    st = build("Algorithm 1", problem, cfg, w0).run(
-        callback=lambda k, w: per_iter.append(evaluate(Xc, yc, Xs, ys, w)))
+    # per iterate w^0, w^1, ..., w^K: the start, then the iterate after every outer iteration
+    per_iter = [evaluate(Xc, yc, Xs, ys, w0)]
+    st = build("Algorithm 1", problem, cfg, init=start).run(
+        callback=lambda k, s, msgs: per_iter.append(evaluate(Xc, yc, Xs, ys, s.w)))
     t2 = time.perf_counter()
     for k, r in enumerate(st.admm_rounds):
         ctx.log_round(k, admm_rounds=r)

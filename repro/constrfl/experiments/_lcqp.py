@@ -12,18 +12,20 @@ from functools import lru_cache
 
 import numpy as np
 
-from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
 from repro.constrfl.methods import build
 from repro.constrfl.optimality import kkt_residuals
 from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
+from repro.constrfl.start import ProxALInit
 from repro.core.metrics import constraint_feasibility
 from repro.engine.experiment import CellResult, RunContext
 
-__all__ = ["GRID", "HYPER", "NS", "cells", "config_for", "instance", "lcqp_objective",
+__all__ = ["GRID", "HYPER", "METHODS", "NS", "cells", "config_for", "instance", "lcqp_objective",
            "lcqp_violation", "run_cell", "solve_cell"]
 
 GRID = ((100, 1), (300, 3), (500, 5))
 NS = (1, 5, 10)
+METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
 HYPER = dict(beta=10.0, s_bar=0.1, rho=1.0, eps1=1e-3, eps2=1e-3, q=0.9,
              k_max=10_001, t_max=10_001, cprox_k_max=10_001)
 
@@ -31,8 +33,9 @@ HYPER = dict(beta=10.0, s_bar=0.1, rho=1.0, eps1=1e-3, eps2=1e-3, q=0.9,
 def config_for(mode: str) -> ProxALConfig:
     # Exact subproblem solves reach residual 0, so cProx-AL runs with tau_k = 0 in its stop
     # test in both modes (Algorithm 3 takes {tau_k} as an input; specs/constrfl.md §3, D14).
-    flags = reference_flags("lcqp") if mode == "reference" else {"cprox_tau_in_stop": False}
-    return ProxALConfig(**HYPER, **flags)
+    flags = (reference_flags("lcqp") if mode == "reference"
+             else ReferenceFlags(cprox_tau_in_stop=False))
+    return ProxALConfig(**HYPER, reference=flags)
 
 
 @lru_cache(maxsize=4)
@@ -64,13 +67,12 @@ def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "ve
     cfg = config_for(mode)
     w0 = unit_sphere_w0(d, trial)
     t0 = time.perf_counter()
-    cprox = build("cProx-AL", problem, cfg, w0)
-    cs = cprox.run()
+    cs = build("cProx-AL", problem, cfg, init=ProxALInit(w0)).run()
     t1 = time.perf_counter()
     # D12: the reference driver hands cProx-AL's (in-place updated) multipliers to Algorithm 1.
-    kw = dict(mu0=cs.mu0, mus=cs.mus) if cfg.mu0_from_cprox else {}
-    alg = build("Algorithm 1", problem, cfg, w0, backend=backend, **kw)
-    st = alg.run()
+    start = (ProxALInit(w0, cs.mu0, tuple(cs.mus)) if cfg.reference.mu0_from_cprox
+             else ProxALInit(w0))
+    st = build("Algorithm 1", problem, cfg, init=start, backend=backend).run()
     t2 = time.perf_counter()
     return problem, cs, st, (t1 - t0, t2 - t1)
 

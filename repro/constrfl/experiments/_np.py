@@ -19,10 +19,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from repro.constrfl.config import ProxALConfig, reference_flags
+from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
 from repro.constrfl.data import equal_class_split, load_np_dataset
 from repro.constrfl.methods import build
 from repro.constrfl.problem import neyman_pearson, unit_sphere_w0
+from repro.constrfl.start import ProxALInit
 from repro.engine.experiment import CellResult, RunContext
 
 NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),
@@ -30,14 +31,15 @@ NP_DATA = (("uci_breast_cancer_wisconsin", "breast-cancer-wisconsin.data"),
 HYPER = dict(beta=300.0, s_bar=1e-3, rho=0.01, q=0.9, eps1=1e-3, eps2=1e-3)
 CAPS = {"smoke": (20, 100), "paper": (100, 300)}
 R = 0.2
+METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
 
 
 def config_for(mode: str, k_max: int, t_max: int) -> ProxALConfig:
-    flags = reference_flags("np") if mode == "reference" else {}
+    flags = reference_flags("np") if mode == "reference" else ReferenceFlags()
     # q^t falls below round-off after ~300 rounds: floor the inner tolerance at 1e-12 (paper
     # mode; the reference floors eps itself at 1e-10, D6).
     return ProxALConfig(**HYPER, k_max=k_max, t_max=t_max, cprox_k_max=k_max,
-                        solver_tol_floor=1e-12, **flags)
+                        solver_tol_floor=1e-12, reference=flags)
 
 
 @lru_cache(maxsize=8)
@@ -61,13 +63,14 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
     mode = config["mode"]
     cfg = config_for(mode, config["k_max"], config["t_max"])
     problem, X0, X1 = np_problem(config["dataset"], config["n"], mode == "reference")
-    w0 = unit_sphere_w0(problem.d, config["trial"])
+    start = ProxALInit(unit_sphere_w0(problem.d, config["trial"]))
     t0 = time.perf_counter()
-    cs = build("cProx-AL", problem, cfg, w0).run()
+    cs = build("cProx-AL", problem, cfg, init=start).run()
     t1 = time.perf_counter()
-    per_iter: list[tuple[np.ndarray, np.ndarray]] = []
-    alg = build("Algorithm 1", problem, cfg, w0)
-    st = alg.run(callback=lambda k, w: per_iter.append(class_losses(X0, X1, w)))
+    # per iterate w^0, w^1, ..., w^K: the start, then the iterate after every outer iteration
+    per_iter = [class_losses(X0, X1, start.w)]
+    st = build("Algorithm 1", problem, cfg, init=start).run(
+        callback=lambda k, s, msgs: per_iter.append(class_losses(X0, X1, s.w)))
     t2 = time.perf_counter()
     for k, (r, ok) in enumerate(zip(st.admm_rounds, st.admm_certified, strict=True)):
         ctx.log_round(k, admm_rounds=r, admm_certified=float(ok))

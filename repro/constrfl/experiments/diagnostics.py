@@ -41,6 +41,7 @@ from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.experiments._fair import HYPER, config_for, fair_problem
 from repro.constrfl.problem import unit_sphere_w0
 from repro.constrfl.proxal import FedProxAL
+from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import newton_solve
 
 __all__ = ["DIAGNOSTICS", "Diagnostic", "first_admm_call", "inner_floor", "rho_freeze"]
@@ -62,12 +63,12 @@ def first_admm_call(n: int, trial: int, subsample: int, rho: float, t_max: int,
     cfg = config_for(hyper, k_max=1, t_max=t_max).replace(rho=float(rho))
     problem = fair_problem(n, subsample)[0]
     w0 = unit_sphere_w0(problem.d, trial)
-    alg = FedProxAL(problem, cfg, w0)
+    alg = FedProxAL(problem, cfg, init=ProxALInit(w0))
     server_m, client_ms = alg.merits(w0)
     clients = ClientSide(client_ms, cfg.rho, cfg, "vectorized", alg.factor_cache)
     server = ServerSide(server_m, cfg.rho, clients.n, cfg, "vectorized", alg.factor_cache)
     admm = InexactADMM(server, clients, cfg.tau(0), w0, q=cfg.q, t_max=t_max,
-                       eps_floor=cfg.eps_floor)
+                       eps_floor=cfg.reference.eps_floor)
     moved, cert, eps = [], [], []
     for _ in range(t_max):
         admm.step()
@@ -115,7 +116,7 @@ def rho_freeze(n: int = 5, trial: int = 1, subsample: int = 0, t_max: int = 200,
                        floor=inner_floor(admm, floor_iters))
             fl = out["floor"]["newton_floor"]
             # first round whose inner tolerance max(floor_tol, factor q^t) falls below it
-            t_star = int(np.ceil(np.log(fl / cfg.solver_tol_factor) / np.log(cfg.q)))
+            t_star = int(np.ceil(np.log(fl / cfg.reference.solver_tol_factor) / np.log(cfg.q)))
             out["t_star"] = t_star
             out["inner_tol_at_cap50"] = cfg.inner_tol(cfg.q ** 49)
             sigma = 1.0 / ((n + 1) * cfg.beta)
