@@ -48,9 +48,9 @@ import torch
 
 from repro.relfair.instances import CLARABEL_TIGHT, exact_saddle, make_quadratics
 from repro.relfair.problem import RelativeAmbiguitySet
-from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAHyper
+from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
 from theory.registry import register
-from theory.relfair._quadratic_engine import SETUP, QuadraticEngine, to_params, to_vector
+from theory.relfair._quadratic_engine import QuadraticProblem, to_params, to_vector
 from theory.relfair.projection import permutohedron_certificate
 from theory.result import CheckResult
 
@@ -110,7 +110,7 @@ def _identity(prob, amb, alg, hyper) -> dict:
     lam = np.array(st.lam, dtype=np.float64)
     prev = None if st.prev_losses is None else np.array(st.prev_losses, dtype=np.float64)
     z, theta_ref = one_round_reference(prob, amb, theta, lam, prev, hyper)
-    alg.hyper = hyper
+    alg.config = hyper
     alg.step()
     lam_new = np.array(alg.state.lam, dtype=np.float64)
     cert = max(permutohedron_certificate(lam_new, z, amb.w).values())
@@ -137,10 +137,12 @@ def check(seed: int, size: str) -> CheckResult:
     id_rounds = {1, 2, 3, 10, 100, *cps}
     l1 = amb.l1_norm
     L_lt = np.sqrt(n) * M * (RHO + np.sqrt(d) * np.abs(prob.c).max())     # Asm. 6 on the ball
-    engine = QuadraticEngine(prob)
-    base = ScaffPDIAHyper(ambiguity=amb, local_steps=J)
-    alg = ScaffPDIA(engine, base, to_params(np.zeros(d)), torch.Generator().manual_seed(0),
-                    SETUP)
+    problem = QuadraticProblem(prob)
+    engine = problem.quadratic_engine
+    # J local steps of Alg. 2 (the theorem's J), not epochs
+    base = ScaffPDIAConfig(ambiguity=amb, local_steps=J, local_work="steps")
+    alg = ScaffPDIA(problem, base, init=to_params(np.zeros(d)),
+                    rng=torch.Generator().manual_seed(0))
     schedule = theory_schedule(m, M, l1, L_lt, J)
     traj, idents = {}, []
     for r in range(1, rounds + 1):
@@ -149,15 +151,15 @@ def check(seed: int, size: str) -> CheckResult:
         if r in id_rounds:
             idents.append(_identity(prob, amb, alg, hyper))
         else:
-            alg.hyper = hyper
+            alg.config = hyper
             alg.step()
         if r in cps:
             traj[r] = (to_vector(alg.state.theta), gamma * (1 + (m / 4 - M * (l1 - 1) / 2)
                                                             * tau))
     # the identity at large constant steps, from theta^0 = 0 (local steps matter here)
     big = replace(base, eta=0.3, tau=0.5, sigma=0.5, varsigma=1.0)
-    alg_big = ScaffPDIA(QuadraticEngine(prob), big, to_params(np.zeros(d)),
-                        torch.Generator().manual_seed(0), SETUP)
+    alg_big = ScaffPDIA(QuadraticProblem(prob), big, init=to_params(np.zeros(d)),
+                        rng=torch.Generator().manual_seed(0))
     idents += [_identity(prob, amb, alg_big, big) for _ in range(3)]
     err = {r: float(np.sum((traj[r][0] - ref["theta"]) ** 2)) for r in cps}
     rate = {r: err[r] * traj[r][1] for r in cps}
