@@ -149,10 +149,13 @@ class LocalWork:
 
 class FederatedMethod:
     """A method of paper 002 (the protocol in the module docstring): ``config_type`` names its
-    config class; a subclass writes :meth:`step`.
+    config class, ``state_type`` its state (an :class:`FLState`, or a dataclass extending it
+    with what the method carries across rounds, e.g. a server momentum); a subclass writes
+    :meth:`step`.
     """
 
     config_type: type = object
+    state_type: type = FLState
 
     def __init__(self, problem: ClientProblem, config, *, init: Params | None = None,
                  rng: torch.Generator | None = None, backend: str = "vectorized") -> None:
@@ -173,8 +176,8 @@ class FederatedMethod:
         data = problem.data
         theta0 = problem.init(self.rng) if init is None else init
         theta0 = as_params("init", theta0, data.d_in, data.classes, problem.setup.hidden)
-        self.state = FLState(round=1, theta=tuple(p.clone() for p in theta0),
-                             lam=np.full(n, 1.0 / n))
+        self.state = self.state_type(round=1, theta=tuple(p.clone() for p in theta0),
+                                     lam=np.full(n, 1.0 / n))
 
     def _draws(self, steps: int):
         s = self.problem.setup
