@@ -184,3 +184,10 @@ def test_claims_ignore_a_record_of_a_method_no_table_names(fedavgm):
     assert any(v == "pass" for _, v, _ in clean)  # IA is made the fairest here
     best = [rec("FedAvgM", s, -5) for s in range(3)]
     assert verdicts(records + best) == clean
+    # and a stray record's reproduced rows say why they are unexplained (no KeyError)
+    from repro.relfair.experiments.reproduce import table1_reproduce
+
+    rows = table1_reproduce(records + best)
+    stray = [r for r in rows if r.key["method"] == "FedAvgM"]
+    assert stray and all(r.note.startswith("unexplained: no cause entry") for r in stray)
+    assert [r for r in rows if r.key["method"] != "FedAvgM"] == table1_reproduce(records)
