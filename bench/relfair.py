@@ -27,10 +27,12 @@ def _client_round() -> list[dict]:
     from repro.relfair.client_batch import ClientEngine
     from repro.relfair.clients import draw_round
     from repro.relfair.data import load_federated
+    from repro.relfair.federated import ClientProblem
     from repro.relfair.methods import build
     from repro.relfair.models import init_params
 
     data = load_federated("MNIST", 100, np.random.default_rng(0))
+    problem = ClientProblem(data)  # App. J.2: B = 32, 50 hidden units, dropout 0.5
     theta0 = init_params(784, 50, 10, torch.Generator().manual_seed(0))
     draws = draw_round(data, 5, 32, 50, 0.5, torch.Generator().manual_seed(2))
     before = torch.get_num_threads()
@@ -39,8 +41,10 @@ def _client_round() -> list[dict]:
         for threads in (1, 2):
             torch.set_num_threads(threads)
             for method in ("Scaff-PD-IA", "FedAvg"):
-                algs = {b: build(method, ClientEngine(data, b), theta0,
-                                 torch.Generator().manual_seed(1))
+                # J = 5 SGD steps (the `steps` reading), as the target of issue #5 was set
+                algs = {b: build(method, problem, init=theta0,
+                                 rng=torch.Generator().manual_seed(1), backend=b,
+                                 local_work="steps")
                         for b in ("loop", "vectorized")}
                 rows.append(compare_timings(
                     f"{method}: one round, MNIST, 100 clients, J=5, B=32, {threads} thread(s)",

@@ -4,8 +4,9 @@ Modules: ``problem`` (the problem (8): Lambda_phi = P(w) and the dual step), ``c
 (clients' data; minibatch and dropout draws), ``models`` (the stacked MLP), ``data`` (MNIST /
 CIFAR-10 clients), ``client_batch`` (the client updates of all clients at once: loop oracle
 and vectorized path), ``messages`` (what crosses the wire), ``federated`` (what the methods
-share), one module per method (``scaff_pd_ia``, ``fedavg``, ``safl``, ``drfa``), ``methods``
-(the table of the six methods: ``METHODS``, ``build``), ``metrics`` (Table 1's and Fig. 4's
+share: ``ClientProblem``, ``TrainSetup``, the local work), one module per algorithm
+(``scaff_pd_ia``, ``fedavg``, ``safl``, ``drfa``), ``methods`` (a package, one module per
+method of the paper: ``METHODS``, ``build``), ``metrics`` (Table 1's and Fig. 4's
 client metrics), ``penguins`` and ``geometry`` (Figures 3, 1 and 2), ``instances`` (small
 instances and ground truth for tests, theory and benchmarks), ``experiments`` (one module per
 paper item). Spec: ``specs/relfair.md``.
@@ -14,21 +15,23 @@ Public names (imported on first use, see :mod:`repro.core.exports`)::
 
     from repro.relfair import ScaffPDIA, FedAvg, Scaffold, SAFL, DRFA, ScaffPD
 
-``StochasticAFL`` is :class:`SAFL`. ``Scaffold`` and ``ScaffPD`` are :class:`ScaffPDIA` with
-the singleton ``{1/n}`` and with ``Delta_alpha`` (``phi = 0``) as ambiguity set (App. J.2);
-they build the paper's configuration through :func:`repro.relfair.methods.build` (also
-exported as ``make_algorithm``). A user's own data enter through :func:`split_clients` (arrays
-and a partition) and :class:`ClientEngine`. Example: ``docs/usage.md``.
+Every algorithm is ``Alg(problem, config, *, init=None, rng=None, backend="vectorized")``
+(:mod:`repro.core.algorithm`, :mod:`repro.relfair.federated`). ``StochasticAFL`` is
+:class:`SAFL`. ``Scaffold`` and ``ScaffPD`` are :class:`ScaffPDIA` with the singleton ``{1/n}``
+and with ``Delta_alpha`` (``phi = 0``) as ambiguity set (App. J.2); they build the paper's
+configuration through :func:`repro.relfair.methods.build` (also exported as
+``make_algorithm``). A user's own data enter through :func:`split_clients` (arrays and a
+partition) and :class:`ClientProblem`. Example: ``docs/usage.md``.
 """
 from repro.core.exports import lazy_exports
 
 _EXPORTS = {
     # the six methods and their hyperparameters
-    "ScaffPDIA": "scaff_pd_ia", "ScaffPDIAHyper": "scaff_pd_ia",
-    "FedAvg": "fedavg", "FedAvgHyper": "fedavg",
-    "SAFL": "safl", "StochasticAFL": "safl:SAFL", "SAFLHyper": "safl",
-    "DRFA": "drfa", "DRFAHyper": "drfa",
-    "TrainSetup": "federated", "FLState": "federated",
+    "ScaffPDIA": "scaff_pd_ia", "ScaffPDIAConfig": "scaff_pd_ia",
+    "FedAvg": "fedavg", "FedAvgConfig": "fedavg",
+    "SAFL": "safl", "StochasticAFL": "safl:SAFL", "SAFLConfig": "safl",
+    "DRFA": "drfa", "DRFAConfig": "drfa",
+    "ClientProblem": "federated", "TrainSetup": "federated", "FLState": "federated",
     "make_algorithm": "methods:build", "METHODS": "methods",
     # the ambiguity set Lambda_phi and the dual step
     "RelativeAmbiguitySet": "problem", "dual_step": "problem",
@@ -40,23 +43,23 @@ __all__ = sorted([*_EXPORTS, "ScaffPD", "Scaffold"])
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
-def Scaffold(engine, theta0, generator, **options):
+def Scaffold(problem, **kwargs):
     """Scaffold: :class:`ScaffPDIA` with Lambda = {1/n} (alpha = 1, phi = 0; App. J.2).
 
-    ``options`` are those of :func:`repro.relfair.methods.build` (``local_steps``, ``setup``,
-    ``tau``).
+    ``kwargs``: ``init``, ``rng``, ``backend`` and the options ``local_steps``, ``local_work``,
+    ``tau`` (:mod:`repro.relfair.methods`).
     """
     from repro.relfair.methods import build
 
-    return build("Scaffold", engine, theta0, generator, **options)
+    return build("Scaffold", problem, **kwargs)
 
 
-def ScaffPD(engine, theta0, generator, **options):
+def ScaffPD(problem, **kwargs):
     """Scaff-PD (Yu et al. 2023): :class:`ScaffPDIA` with Lambda = Delta_alpha (phi = 0).
 
-    ``options`` are those of :func:`repro.relfair.methods.build` (``alpha``, ``local_steps``,
-    ``setup``, ``tau``).
+    ``kwargs``: ``init``, ``rng``, ``backend`` and the options ``alpha``, ``local_steps``,
+    ``local_work``, ``tau`` (:mod:`repro.relfair.methods`).
     """
     from repro.relfair.methods import build
 
-    return build("Scaff-PD", engine, theta0, generator, **options)
+    return build("Scaff-PD", problem, **kwargs)

@@ -6,60 +6,60 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from repro.core.validation import check_choice, check_range
-from repro.relfair.federated import LOCAL_WORK, FederatedMethod, lam_tensor
+from repro.core.algorithm import RoundMessages
+from repro.core.validation import check_range
+from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor
 from repro.relfair.messages import LossReport, ModelBroadcast, ModelReport
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
 
-__all__ = ["DRFA", "DRFAHyper"]
+__all__ = ["DRFA", "DRFAConfig"]
 
 
 @dataclass(frozen=True)
-class DRFAHyper:
-    """DRFA, full participation (specs/relfair.md §3.4, A9): lr 0.1, tau = J = 5 local steps,
-    gamma 1e-3.
+class DRFAConfig(LocalWork):
+    """DRFA, full participation (specs/relfair.md §3.4, A9): lr 0.1, gamma 1e-3, tau = the
+    round's J local steps (:class:`LocalWork`).
     """
 
     ambiguity: RelativeAmbiguitySet
     lr: float = 0.1
-    local_steps: int = 5
     gamma: float = 1e-3
-    local_work: str = "steps"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
             raise ValueError("ambiguity must be a RelativeAmbiguitySet")
+        super().__post_init__()
         check_range("lr", self.lr, low=0, low_open=True)
-        check_range("local_steps", self.local_steps, low=1)
         check_range("gamma", self.gamma, low=0, low_open=True)
-        check_choice("local_work", self.local_work, LOCAL_WORK)
 
 
 class DRFA(FederatedMethod):
-    """Per round: t' ~ U{0..tau-1}; J local SGD steps, snapshot after t' steps;
-    ``theta^{r+1} = sum lambda_i^r u_i``, ``theta_snap = sum lambda_i^r s_i``;
-    ``v_i = f_i(theta_snap; xi'_i)`` (fresh minibatch, eval mode);
+    """Per round: the server draws t' ~ U{0..tau-1} and broadcasts theta^r with it; client i
+    takes J local SGD steps, snapshot after t' steps, and reports both models;
+    ``theta^{r+1} = sum lambda_i^r u_i``, ``theta_snap = sum lambda_i^r s_i`` (broadcast);
+    client i reports ``v_i = f_i(theta_snap; xi'_i)`` (fresh minibatch, eval mode);
     ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + tau gamma v)``.
 
     ``local_work = "epochs"``: client i takes ``J ceil(N_i/B)`` steps; tau is then the
     round's largest count S (t' ~ U{0..S-1}; a client done before t' is snapshot at its end).
     """
 
-    hyper_type = DRFAHyper
+    config_type = DRFAConfig
 
-    def step(self) -> list:
-        h, st, eng = self.hyper, self.state, self.engine
-        J, per_client = self._local_plan(h.local_steps, h.local_work)
-        t_snap = int(torch.randint(0, J, (1,), generator=self.generator))
+    def step(self) -> RoundMessages:
+        c, st, eng = self.config, self.state, self.engine
+        J, per_client = c.plan(self.problem)
+        t_snap = int(torch.randint(0, J, (1,), generator=self.rng))
+        down = ModelBroadcast(st.theta, snapshot_at=t_snap)
         draws = self._draws(J + 1)
-        u, snap = eng.local_sgd(st.theta, h.lr, draws, range(J), snapshot_at=t_snap,
+        u, snap = eng.local_sgd(down.theta, c.lr, draws, range(J), snapshot_at=down.snapshot_at,
                                 client_steps=per_client)
+        models = ModelReport(u, snap)
         lam_t = lam_tensor(st.lam)
-        new_theta = weighted_sum(lam_t, u)
-        theta_snap = weighted_sum(lam_t, snap)
-        v = eng.minibatch_losses(theta_snap, draws.idx[J]).double().numpy()
-        lam_new = dual_step(st.lam, v, J * h.gamma, h.ambiguity)
+        new_theta = weighted_sum(lam_t, models.models)
+        snapshot = ModelBroadcast(weighted_sum(lam_t, models.snapshots))
+        losses = LossReport(eng.minibatch_losses(snapshot.theta, draws.idx[J]).double().numpy())
+        lam_new = dual_step(st.lam, losses.losses, J * c.gamma, c.ambiguity)
         self.state = replace(st, round=st.round + 1, theta=new_theta, lam=lam_new)
-        return [ModelBroadcast(st.theta), ModelReport(u, snap), ModelBroadcast(theta_snap),
-                LossReport(v)]
+        return RoundMessages(st.round, downlink=(down, snapshot), uplink=(models, losses))

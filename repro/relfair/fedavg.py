@@ -4,37 +4,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from repro.core.validation import check_choice, check_range
-from repro.relfair.federated import LOCAL_WORK, FederatedMethod
+from repro.core.algorithm import RoundMessages
+from repro.core.validation import check_range
+from repro.relfair.federated import FederatedMethod, LocalWork
 from repro.relfair.messages import ModelBroadcast, ModelReport
 
-__all__ = ["FedAvg", "FedAvgHyper"]
+__all__ = ["FedAvg", "FedAvgConfig"]
 
 
 @dataclass(frozen=True)
-class FedAvgHyper:
-    """FedAvg (specs/relfair.md §3.1): local lr 0.1, J local SGD steps, uniform weights (A10)."""
+class FedAvgConfig(LocalWork):
+    """FedAvg (specs/relfair.md §3.1): local lr 0.1, uniform weights (A10); the local work
+    (J, epochs or steps) of :class:`LocalWork`.
+    """
 
     lr: float = 0.1
-    local_steps: int = 5
-    local_work: str = "steps"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_range("lr", self.lr, low=0, low_open=True)
-        check_range("local_steps", self.local_steps, low=1)
-        check_choice("local_work", self.local_work, LOCAL_WORK)
 
 
 class FedAvg(FederatedMethod):
-    """``u_i`` = J local SGD steps from theta^r; ``theta^{r+1} = (1/n) sum_i u_i``."""
+    """Server -> clients: theta^r; client i: ``u_i`` = J local SGD steps from theta^r, reported;
+    server: ``theta^{r+1} = (1/n) sum_i u_i``.
+    """
 
-    hyper_type = FedAvgHyper
+    config_type = FedAvgConfig
 
-    def step(self) -> list:
-        h, st, eng = self.hyper, self.state, self.engine
-        S, per_client = self._local_plan(h.local_steps, h.local_work)
+    def step(self) -> RoundMessages:
+        c, st, eng = self.config, self.state, self.engine
+        S, per_client = c.plan(self.problem)
+        down = ModelBroadcast(st.theta)
         draws = self._draws(S)
-        u, _ = eng.local_sgd(st.theta, h.lr, draws, range(S), client_steps=per_client)
-        new_theta = tuple(p.mean(dim=0) for p in u)
+        u, _ = eng.local_sgd(down.theta, c.lr, draws, range(S), client_steps=per_client)
+        up = ModelReport(u)
+        new_theta = tuple(p.mean(dim=0) for p in up.models)
         self.state = replace(st, round=st.round + 1, theta=new_theta)
-        return [ModelBroadcast(st.theta), ModelReport(u)]
+        return RoundMessages(st.round, downlink=(down,), uplink=(up,))

@@ -1,32 +1,44 @@
-"""What the six federated methods of paper 002 share (specs/relfair.md §2-3): the training
-setup (A2, A3), the mutable state of a run, the local-work plan of App. J.2 and the base class.
+"""What the six federated methods of paper 002 share (specs/relfair.md §2-3): the problem they
+train on (the clients' data, the model and its stochastic losses: A2, A3), the local work of
+App. J.2, the mutable state of a run and the base class.
 
-Every method is one class (one module each: ``scaff_pd_ia``, ``fedavg``, ``safl``, ``drfa``):
-hyperparameters in a frozen dataclass validated on construction, all mutable state in one
-:class:`FLState`, ``step()`` = one communication round returning the messages exchanged
-(``repro.relfair.messages``).
+Every method follows :mod:`repro.core.algorithm`::
+
+    alg = FedAvg(problem, FedAvgConfig(), init=None, rng=None, backend="vectorized")
+    messages = alg.step()          # one round: a RoundMessages of repro.relfair.messages
+    state = alg.run(100, callback=lambda r, state, messages: ...)
+
+``problem`` is a :class:`ClientProblem` (the clients' ``ClientData`` and the
+:class:`TrainSetup` shared by every method: minibatch size, hidden width, dropout);
+``config`` the method's frozen ``<Alg>Config``; ``init`` theta^0 (``None``: PyTorch's default
+``nn.Linear`` init drawn from ``rng``, :func:`repro.relfair.models.init_params`); ``rng`` the
+``torch.Generator`` every random draw of the run comes from (``None``: seed 0); ``backend``
+the :class:`ClientEngine` backend (``"loop"``: the equality oracle).
+
+``step()`` is one communication round; the typed messages it returns are the channel: the
+clients compute from what the server broadcast, the server aggregates what the clients
+reported (a message holds every client's row: row i is client i's message).
 
 All clients participate in every round (A11); Theta = R^d (Proj_Theta is the identity);
 lambda^0 = 1/n; the last iterate is evaluated (A16). Randomness: each round draws its
-minibatches and dropout masks (``draw_round``) and DRFA's snapshot index from the run's
-``torch.Generator``.
+minibatches and dropout masks (``draw_round``) and DRFA's snapshot index from ``rng``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from repro.core.algorithm import run_rounds
-from repro.core.validation import check_range
+from repro.core.algorithm import RoundMessages, run_rounds
+from repro.core.validation import check_choice, check_range
 from repro.relfair.client_batch import ClientEngine
-from repro.relfair.clients import draw_round
-from repro.relfair.models import Params, as_params
+from repro.relfair.clients import ClientData, draw_round
+from repro.relfair.models import Params, as_params, init_params
 
-__all__ = ["DEFAULT_SETUP", "LOCAL_WORK", "FLState", "FederatedMethod", "TrainSetup",
-           "epoch_schedule", "lam_tensor"]
+__all__ = ["LOCAL_WORK", "ClientProblem", "FLState", "FederatedMethod", "LocalWork",
+           "TrainSetup", "epoch_schedule", "lam_tensor"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,38 @@ class TrainSetup:
         check_range("dropout", self.dropout, low=0, high=1, high_open=True)
 
 
-DEFAULT_SETUP = TrainSetup()
+@dataclass(frozen=True, eq=False)
+class ClientProblem:
+    """The problem every method of paper 002 trains on: the clients' data (``ClientData``,
+    :func:`repro.relfair.clients.split_clients`) and the model and stochastic losses
+    ``f_i(theta; xi)`` of App. J.2 (:class:`TrainSetup`: the MLP's hidden width, dropout,
+    minibatches of B). The ambiguity set is the method's (its config), not the problem's.
+    """
+
+    data: ClientData
+    setup: TrainSetup = field(default_factory=TrainSetup)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, ClientData):
+            raise ValueError(f"ClientProblem.data must be a ClientData (split_clients), got "
+                             f"{type(self.data).__name__}")
+        if not isinstance(self.setup, TrainSetup):
+            raise ValueError(f"ClientProblem.setup must be a TrainSetup, got "
+                             f"{type(self.setup).__name__}")
+
+    @property
+    def n(self) -> int:
+        return self.data.n
+
+    def engine(self, backend: str) -> ClientEngine:
+        """The clients' computations on ``backend`` (a problem with other client losses, such
+        as the theory checks' quadratics, returns its own engine here).
+        """
+        return ClientEngine(self.data, backend)
+
+    def init(self, rng: torch.Generator) -> Params:
+        """theta^0 as the experiments draw it: PyTorch's default ``nn.Linear`` init."""
+        return init_params(self.data.d_in, self.setup.hidden, self.data.classes, rng)
 
 
 @dataclass
@@ -62,7 +105,7 @@ def lam_tensor(lam: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.asarray(lam, dtype=np.float64)).to(torch.float32)
 
 
-LOCAL_WORK = ("steps", "epochs")
+LOCAL_WORK = ("epochs", "steps")
 
 
 def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
@@ -78,49 +121,73 @@ def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
     return epochs * -(-sizes // int(batch))
 
 
-class FederatedMethod:
-    """A method of paper 002: ``hyper_type`` names its hyperparameter class; :meth:`step` runs
-    one round, :meth:`run` several.
+@dataclass(frozen=True, kw_only=True)
+class LocalWork:
+    """The local work of a round, the one place of its defaults (App. J.2): ``local_steps`` J
+    = 5 and ``local_work`` = ``"epochs"`` (J local epochs: client i takes ``J ceil(N_i / B)``
+    minibatch steps, :func:`epoch_schedule`; the paper's primary reading, issue #15) or
+    ``"steps"`` (J minibatch SGD steps, Alg. 2's ``j = 1..J`` read literally). Keyword-only;
+    every config of a method with local steps extends it.
     """
 
-    hyper_type: type = object
+    local_steps: int = 5
+    local_work: str = "epochs"
 
-    @property
-    def config(self):
-        """The hyperparameters under the one name every paper's algorithm uses
-        (:class:`repro.core.algorithm.Algorithm`); ``hyper`` is the same object.
-        """
-        return self.hyper
+    def __post_init__(self) -> None:
+        check_range("local_steps", self.local_steps, low=1)
+        check_choice("local_work", self.local_work, LOCAL_WORK)
 
-    def _local_plan(self, local_steps: int, local_work: str) -> tuple[int, np.ndarray | None]:
-        """``(S, client_steps)``: the round's number of step draws and each client's own
-        count (None: all take ``S``). ``steps``: J SGD steps; ``epochs``: J local epochs,
-        client i taking ``J * ceil(N_i / B)`` steps (:func:`epoch_schedule`).
+    def plan(self, problem: ClientProblem) -> tuple[int, np.ndarray | None]:
+        """``(S, client_steps)``: the round's number of step draws and each client's own count
+        (None: all take ``S``).
         """
-        if local_work == "steps":
-            return local_steps, None
-        per = epoch_schedule(self.engine.data.train_sizes, local_steps, self.setup.batch)
+        if self.local_work == "steps":
+            return self.local_steps, None
+        per = epoch_schedule(problem.data.train_sizes, self.local_steps, problem.setup.batch)
         return int(per.max()), per
 
-    def __init__(self, engine: ClientEngine, hyper, theta0: Params,
-                 generator: torch.Generator, setup: TrainSetup = DEFAULT_SETUP) -> None:
-        if not isinstance(hyper, self.hyper_type):
-            raise TypeError(f"{type(self).__name__} needs {self.hyper_type.__name__}, "
-                            f"got {type(hyper).__name__}")
-        self.engine, self.hyper, self.setup, self.generator = engine, hyper, setup, generator
-        n = engine.data.n
-        theta0 = as_params("theta0", theta0, engine.data.d_in, engine.data.classes,
-                           setup.hidden)
-        self.state = FLState(round=1, theta=tuple(p.clone() for p in theta0),
-                             lam=np.full(n, 1.0 / n))
+
+class FederatedMethod:
+    """A method of paper 002 (the protocol in the module docstring): ``config_type`` names its
+    config class, ``state_type`` its state (an :class:`FLState`, or a dataclass extending it
+    with what the method carries across rounds, e.g. a server momentum); a subclass writes
+    :meth:`step`.
+    """
+
+    config_type: type = object
+    state_type: type = FLState
+
+    def __init__(self, problem: ClientProblem, config, *, init: Params | None = None,
+                 rng: torch.Generator | None = None, backend: str = "vectorized") -> None:
+        if not isinstance(problem, ClientProblem):
+            raise TypeError(f"{type(self).__name__} needs a ClientProblem (the clients' data "
+                            f"and TrainSetup), got {type(problem).__name__}")
+        if not isinstance(config, self.config_type):
+            raise TypeError(f"{type(self).__name__} needs {self.config_type.__name__}, "
+                            f"got {type(config).__name__}")
+        n = problem.n
+        ambiguity = getattr(config, "ambiguity", None)
+        if ambiguity is not None and ambiguity.n != n:
+            raise ValueError(f"ambiguity.n must equal the number of clients {n}, "
+                             f"got {ambiguity.n}")
+        self.problem, self.config = problem, config
+        self.rng = torch.Generator().manual_seed(0) if rng is None else rng
+        self.engine = problem.engine(backend)
+        data = problem.data
+        theta0 = problem.init(self.rng) if init is None else init
+        theta0 = as_params("init", theta0, data.d_in, data.classes, problem.setup.hidden)
+        self.state = self.state_type(round=1, theta=tuple(p.clone() for p in theta0),
+                                     lam=np.full(n, 1.0 / n))
 
     def _draws(self, steps: int):
-        return draw_round(self.engine.data, steps, self.setup.batch, self.setup.hidden,
-                          self.setup.dropout, self.generator)
+        s = self.problem.setup
+        return draw_round(self.problem.data, steps, s.batch, s.hidden, s.dropout, self.rng)
 
-    def step(self) -> list:
+    def step(self) -> RoundMessages:
         raise NotImplementedError
 
-    def run(self, rounds: int, callback=None) -> FLState:
-        """``rounds`` calls of :meth:`step`; ``callback(state)`` after each."""
-        return run_rounds(self, rounds, callback)
+    def run(self, rounds: int | None = None, *, stop=None, callback=None) -> FLState:
+        """``rounds`` rounds or until ``stop(state)``; ``callback(round, state, messages)``
+        after each (:func:`repro.core.algorithm.run_rounds`).
+        """
+        return run_rounds(self, rounds, stop=stop, callback=callback)

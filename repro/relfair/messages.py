@@ -1,5 +1,8 @@
 """What crosses the wire in one round, one type per arrow of the protocols (specs/relfair.md §2-3).
 
+A method's ``step()`` returns them as its round's ``RoundMessages`` (``repro.core.algorithm``:
+``downlink`` server -> clients, ``uplink`` clients -> server, in the order sent), and they are
+the channel: the clients compute from the broadcast, the server from the reports.
 Client-to-server messages carry one row per client (leading axis n): row i is client i's
 message; they hold model-sized tensors and scalars only, never data or labels. The dual
 variable lambda never leaves the server in Scaff-PD-IA/Scaff-PD/Scaffold/SAFL (Alg. 1 sends
@@ -29,9 +32,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ModelBroadcast:
-    """Server -> every client: the global model theta^r (all methods; DRFA's snapshot too)."""
+    """Server -> every client: the global model theta^r (all methods; DRFA's averaged snapshot
+    too); DRFA's first broadcast also carries the snapshot step t' ~ U{0..tau-1} it drew.
+    """
 
     theta: Params
+    snapshot_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,11 +91,13 @@ SERVER_TO_CLIENT = (ModelBroadcast, ControlBroadcast)
 
 
 def payload_tensors(message) -> list[torch.Tensor | np.ndarray]:
-    """Every array a message carries (for the tests that inspect payloads)."""
+    """Every array a message carries (for the tests that inspect payloads; DRFA's integer
+    snapshot step is not an array).
+    """
     out = []
     for value in message.__dict__.values():
         if isinstance(value, tuple):
             out += list(value)
-        elif value is not None:
+        elif isinstance(value, torch.Tensor | np.ndarray):
             out.append(value)
     return out

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
 from repro.relfair.federated import FederatedMethod, lam_tensor
 from repro.relfair.messages import GradientLossReport, ModelBroadcast
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
 
-__all__ = ["SAFL", "SAFLHyper"]
+__all__ = ["SAFL", "SAFLConfig"]
 
 
 @dataclass(frozen=True)
-class SAFLHyper:
+class SAFLConfig:
     """Stochastic-AFL (specs/relfair.md §3.3, A8): lr 0.1, dual lr sigma 1e-3, one gradient per
-    round.
+    round (App. J.2 excludes SAFL from the J local epochs: no local work).
     """
 
     ambiguity: RelativeAmbiguitySet
@@ -35,23 +36,25 @@ class SAFLHyper:
 class SAFL(FederatedMethod):
     """``theta^{r+1} = theta^r - lr sum_i lambda_i^r g_i``,
     ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + sigma l)`` with ``g_i, l_i`` the gradient and
-    loss of one minibatch at theta^r. The averaged iterate is kept as a secondary output.
+    loss of one minibatch at theta^r, reported by client i. The averaged iterate is kept as a
+    secondary output.
     """
 
-    hyper_type = SAFLHyper
+    config_type = SAFLConfig
 
-    def step(self) -> list:
-        h, st, eng = self.hyper, self.state, self.engine
+    def step(self) -> RoundMessages:
+        c, st, eng = self.config, self.state, self.engine
+        down = ModelBroadcast(st.theta)
         draws = self._draws(1)
-        losses, grads = eng.gradients_at(st.theta, draws, 0)
+        losses, grads = eng.gradients_at(down.theta, draws, 0)
+        up = GradientLossReport(grads, losses.double().numpy())
         lam_t = lam_tensor(st.lam)
-        agg = weighted_sum(lam_t, grads)
-        new_theta = tuple(t - h.lr * g for t, g in zip(st.theta, agg, strict=True))
-        l64 = losses.double().numpy()
-        lam_new = dual_step(st.lam, l64, h.sigma, h.ambiguity)
+        agg = weighted_sum(lam_t, up.gradients)
+        new_theta = tuple(t - c.lr * g for t, g in zip(st.theta, agg, strict=True))
+        lam_new = dual_step(st.lam, up.losses, c.sigma, c.ambiguity)
         k = st.round  # rounds averaged so far, including theta^{r+1}
         avg = new_theta if st.theta_avg is None else tuple(
             a + (t - a) / (k) for a, t in zip(st.theta_avg, new_theta, strict=True))
         self.state = replace(st, round=st.round + 1, theta=new_theta, lam=lam_new,
                              theta_avg=avg)
-        return [ModelBroadcast(st.theta), GradientLossReport(grads, l64)]
+        return RoundMessages(st.round, downlink=(down,), uplink=(up,))

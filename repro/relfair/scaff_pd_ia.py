@@ -8,20 +8,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from repro.core.validation import check_choice, check_range
-from repro.relfair.federated import DEFAULT_SETUP, LOCAL_WORK, FederatedMethod, lam_tensor
+from repro.core.algorithm import RoundMessages
+from repro.core.validation import check_range
+from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor
 from repro.relfair.messages import ControlBroadcast, DeltaReport, LossControlReport, ModelBroadcast
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
 
-__all__ = ["ScaffPDIA", "ScaffPDIAHyper"]
+__all__ = ["ScaffPDIA", "ScaffPDIAConfig"]
 
 
 @dataclass(frozen=True)
-class ScaffPDIAHyper:
+class ScaffPDIAConfig(LocalWork):
     """Alg. 1 constants (App. J.2; specs/relfair.md §2.4): eta local lr, tau global lr, sigma
-    dual lr, varsigma extrapolation (A5: 1 = sigma_{r-1}/sigma_r), J local steps, the ambiguity
-    set.
+    dual lr, varsigma extrapolation (A5: 1 = sigma_{r-1}/sigma_r), the ambiguity set; J local
+    steps or epochs (:class:`LocalWork`).
     """
 
     ambiguity: RelativeAmbiguitySet
@@ -29,32 +30,31 @@ class ScaffPDIAHyper:
     tau: float = 2.5e-2
     sigma: float = 1e-3
     varsigma: float = 1.0
-    local_steps: int = 5
-    local_work: str = "steps"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
             raise ValueError("ambiguity must be a RelativeAmbiguitySet, got "
                              f"{type(self.ambiguity).__name__}")
-        check_choice("local_work", self.local_work, LOCAL_WORK)
+        super().__post_init__()
         check_range("eta", self.eta, low=0, low_open=True)
         check_range("tau", self.tau, low=0, low_open=True)
         check_range("sigma", self.sigma, low=0, low_open=True)
         check_range("varsigma", self.varsigma, low=0)
-        check_range("local_steps", self.local_steps, low=1)
 
 
 class ScaffPDIA(FederatedMethod):
     """Scaff-PD-IA (Alg. 1 with Alg. 2 inlined, psi = 0; specs/relfair.md §2.2).
 
-    Per round r::
+    Per round r (each arrow a message of the round's ``RoundMessages``)::
 
-        L_i = f_i(theta^r) (whole local train split, eval mode; A6); c_i = grad f_i(theta^r; xi_i0)
+        server -> clients: theta^r                                          (line 4)
+        clients -> server: L_i = f_i(theta^r) (whole local train split, eval mode; A6),
+                           c_i = grad f_i(theta^r; xi_i0)                   (lines 5-7)
         s = (1 + varsigma) L^r - varsigma L^{r-1}              (line 8; L^0 = F(theta^0))
         lambda^{r+1} = Proj_Lambda(lambda^r + sigma s)   (line 9; specs/relfair.md §2.3)
-        c = sum_i lambda_i^{r+1} c_i                                       (line 10, (9))
+        server -> clients: c = sum_i lambda_i^{r+1} c_i                    (line 10, (9))
         u_{i,j} = u_{i,j-1} - eta (grad f_i(u_{i,j-1}; xi_ij) - c_i + c),  j = 1..J   (Alg. 2)
-        Delta u_i = (theta^r - u_{i,J}) / (eta J)
+        clients -> server: Delta u_i = (theta^r - u_{i,J}) / (eta J)
         theta^{r+1} = theta^r - tau sum_i lambda_i^{r+1} Delta u_i         (line 15, Theta = R^d)
 
     ``local_work = "epochs"`` (App. J.2's reading, issue #15): one Alg. 2 step is one local
@@ -63,43 +63,40 @@ class ScaffPDIA(FederatedMethod):
 
     Scaff-PD is this class with ``phi = 0`` (Lambda = Delta_alpha, A7); Scaffold with the
     singleton ``{1/n}`` (``alpha = 1``, App. J.2), where the losses are not needed.
+    ``config`` may be replaced between rounds by a driver that schedules the step sizes (the
+    Thm 3 check, ``theory/relfair/convergence.py``); a round reads it once, at its start.
     """
 
-    hyper_type = ScaffPDIAHyper
+    config_type = ScaffPDIAConfig
 
-    def __init__(self, engine, hyper, theta0, generator, setup=DEFAULT_SETUP) -> None:
-        super().__init__(engine, hyper, theta0, generator, setup)
-        if hyper.ambiguity.n != engine.data.n:
-            raise ValueError(f"ambiguity.n must equal the number of clients {engine.data.n}, "
-                             f"got {hyper.ambiguity.n}")
-
-    def step(self) -> list:
-        h, st, eng = self.hyper, self.state, self.engine
-        theta = st.theta
-        msgs: list = [ModelBroadcast(theta)]
-        S, per_client = self._local_plan(h.local_steps, h.local_work)
+    def step(self) -> RoundMessages:
+        c, st, eng = self.config, self.state, self.engine
+        down = ModelBroadcast(st.theta)
+        S, per_client = c.plan(self.problem)
         draws = self._draws(S + 1)
-        singleton = h.ambiguity.is_singleton
+        theta = down.theta  # the clients' copy of theta^r
+        singleton = c.ambiguity.is_singleton
         losses = None if singleton else eng.evaluate(theta, "train")[0]
         _, controls = eng.gradients_at(theta, draws, 0)
-        msgs.append(LossControlReport(losses, controls))
+        report = LossControlReport(losses, controls)
+        # server: the dual step and the global control variate from the reports
         if singleton:
-            lam_new = np.asarray(h.ambiguity.w, dtype=np.float64).copy()
+            lam_new = np.asarray(c.ambiguity.w, dtype=np.float64).copy()
         else:
-            prev = losses if st.prev_losses is None else st.prev_losses
-            s = (1.0 + h.varsigma) * losses - h.varsigma * prev
-            lam_new = dual_step(st.lam, s, h.sigma, h.ambiguity)
+            prev = report.losses if st.prev_losses is None else st.prev_losses
+            s = (1.0 + c.varsigma) * report.losses - c.varsigma * prev
+            lam_new = dual_step(st.lam, s, c.sigma, c.ambiguity)
         lam_t = lam_tensor(lam_new)
-        control = weighted_sum(lam_t, controls)
-        msgs.append(ControlBroadcast(control))
-        correction = tuple(c.unsqueeze(0) - ci for c, ci in zip(control, controls, strict=True))
-        u, _ = eng.local_sgd(theta, h.eta, draws, range(1, S + 1), correction,
+        control = ControlBroadcast(weighted_sum(lam_t, report.controls))
+        # clients: Alg. 2 with the broadcast c and their own c_i
+        correction = tuple(g.unsqueeze(0) - ci
+                           for g, ci in zip(control.control, controls, strict=True))
+        u, _ = eng.local_sgd(theta, c.eta, draws, range(1, S + 1), correction,
                              client_steps=per_client)
-        deltas = tuple((t.unsqueeze(0) - ui) / (h.eta * h.local_steps)
-                       for t, ui in zip(theta, u, strict=True))
-        msgs.append(DeltaReport(deltas))
-        agg = weighted_sum(lam_t, deltas)
-        new_theta = tuple(t - h.tau * a for t, a in zip(theta, agg, strict=True))
+        deltas = DeltaReport(tuple((t.unsqueeze(0) - ui) / (c.eta * c.local_steps)
+                                   for t, ui in zip(theta, u, strict=True)))
+        agg = weighted_sum(lam_t, deltas.deltas)
+        new_theta = tuple(t - c.tau * a for t, a in zip(st.theta, agg, strict=True))
         self.state = replace(st, round=st.round + 1, theta=new_theta, lam=lam_new,
-                             prev_losses=losses)
-        return msgs
+                             prev_losses=report.losses)
+        return RoundMessages(st.round, downlink=(down, control), uplink=(report, deltas))

@@ -86,17 +86,16 @@ def test_fedbcd_is_fair_vfl_without_the_dual():
 def test_scaffold_and_scaff_pd_are_scaff_pd_ia_configurations():
     import torch
 
-    from repro.relfair import ClientEngine, Scaffold, ScaffPD, ScaffPDIA, init_params, split_clients
+    from repro.relfair import ClientProblem, Scaffold, ScaffPD, ScaffPDIA, split_clients
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
-    engine = ClientEngine(split_clients(X, y, np.array_split(np.arange(60), 3), rng,
-                                        classes=2))
-    theta0 = init_params(3, 50, 2, torch.Generator().manual_seed(0))
-    scaffold = Scaffold(engine, theta0, torch.Generator().manual_seed(1), local_steps=2)
-    pd = ScaffPD(engine, theta0, torch.Generator().manual_seed(1), alpha=0.5)
+    problem = ClientProblem(split_clients(X, y, np.array_split(np.arange(60), 3), rng,
+                                          classes=2))
+    scaffold = Scaffold(problem, rng=torch.Generator().manual_seed(1), local_steps=2)
+    pd = ScaffPD(problem, rng=torch.Generator().manual_seed(1), alpha=0.5)
     assert type(scaffold) is ScaffPDIA and type(pd) is ScaffPDIA
-    assert scaffold.hyper.ambiguity.is_singleton and scaffold.hyper.local_steps == 2
-    amb = pd.hyper.ambiguity
+    assert scaffold.config.ambiguity.is_singleton and scaffold.config.local_steps == 2
+    amb = pd.config.ambiguity
     assert (amb.alpha, amb.phi) == (0.5, 0.0)
     np.testing.assert_allclose(amb.w, [2 / 3, 1 / 3, 0.0], atol=1e-12)  # Delta_0.5, n = 3

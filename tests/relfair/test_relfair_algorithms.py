@@ -12,12 +12,13 @@ from repro.relfair import (
     DRFA,
     METHODS,
     SAFL,
-    DRFAHyper,
+    ClientProblem,
+    DRFAConfig,
     FedAvg,
-    FedAvgHyper,
-    SAFLHyper,
+    FedAvgConfig,
+    SAFLConfig,
     ScaffPDIA,
-    ScaffPDIAHyper,
+    ScaffPDIAConfig,
     TrainSetup,
     make_algorithm,
 )
@@ -29,7 +30,9 @@ from repro.relfair.messages import (
     ControlBroadcast,
     DeltaReport,
     LossControlReport,
+    LossReport,
     ModelBroadcast,
+    ModelReport,
     payload_tensors,
 )
 from repro.relfair.metrics import client_metrics
@@ -46,10 +49,11 @@ def data():
     return gaussian_clients(5, 1500, D_IN, N_CLIENTS, small_client=6)
 
 
-def _alg(method, data, backend, seed=3):
+def _alg(method, data, backend, seed=3, local_work="steps"):
     theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(11))
-    return make_algorithm(method, ClientEngine(data, backend), theta0,
-                          torch.Generator().manual_seed(seed), local_steps=5, setup=SETUP)
+    return make_algorithm(method, ClientProblem(data, SETUP), init=theta0,
+                          rng=torch.Generator().manual_seed(seed), backend=backend,
+                          local_steps=5, local_work=local_work)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -100,9 +104,11 @@ def test_draw_round_indices(data):
 
 def test_scaff_pd_ia_messages(data):
     alg = _alg("Scaff-PD-IA", data, "vectorized")
-    msgs = alg.step()
-    assert [type(m) for m in msgs] == [ModelBroadcast, LossControlReport, ControlBroadcast,
-                                       DeltaReport]
+    round_ = alg.step()
+    assert round_.round == 1
+    assert [type(m) for m in round_.downlink] == [ModelBroadcast, ControlBroadcast]
+    assert [type(m) for m in round_.uplink] == [LossControlReport, DeltaReport]
+    msgs = round_.downlink + round_.uplink
     model_shapes = [tuple(p.shape) for p in alg.state.theta]
     for m in msgs:
         if isinstance(m, SERVER_TO_CLIENT):  # theta and c^r only: lambda never leaves
@@ -111,16 +117,17 @@ def test_scaff_pd_ia_messages(data):
             for t in payload_tensors(m):
                 assert t.shape[0] == data.n
                 assert tuple(t.shape[1:]) in set(model_shapes) | {()}
-    assert msgs[1].losses.shape == (data.n,)
+    assert round_.uplink[0].losses.shape == (data.n,)
 
 
 @pytest.mark.parametrize("method", ["FedAvg", "SAFL", "DRFA"])
 def test_baseline_messages_carry_models_and_scalars_only(data, method):
     alg = _alg(method, data, "vectorized")
-    msgs = alg.step()
+    round_ = alg.step()
     model_shapes = [tuple(p.shape) for p in alg.state.theta]
-    assert isinstance(msgs[0], ModelBroadcast)
-    for m in msgs:
+    assert isinstance(round_.downlink[0], ModelBroadcast)
+    assert not any(isinstance(m, SERVER_TO_CLIENT) for m in round_.uplink)
+    for m in round_.downlink + round_.uplink:
         for t in payload_tensors(m):
             shape = tuple(t.shape)
             if isinstance(m, SERVER_TO_CLIENT):
@@ -133,7 +140,7 @@ def test_scaffold_keeps_uniform_weights_and_sends_no_losses(data):
     alg = _alg("Scaffold", data, "vectorized")
     for _ in range(3):
         msgs = alg.step()
-        assert msgs[1].losses is None
+        assert msgs.uplink[0].losses is None
         assert np.array_equal(alg.state.lam, np.full(data.n, 1 / data.n))
 
 
@@ -152,8 +159,8 @@ def test_dual_step_uses_extrapolated_losses(data):
     alg.step()
     lam1, L1 = alg.state.lam.copy(), alg.state.prev_losses.copy()
     msgs = alg.step()
-    L2 = msgs[1].losses
-    amb = alg.hyper.ambiguity
+    L2 = msgs.uplink[0].losses
+    amb = alg.config.ambiguity
     expected = amb.project(lam1 + 1e-3 * (2 * L2 - L1))
     assert np.abs(alg.state.lam - expected).max() <= 1e-15
 
@@ -168,31 +175,105 @@ def test_same_seed_same_run_and_different_seed_differs(data):
 
 
 @pytest.mark.parametrize("cls,kwargs,name", [
-    (ScaffPDIAHyper, {"eta": 0.0}, "eta"), (ScaffPDIAHyper, {"tau": -1.0}, "tau"),
-    (ScaffPDIAHyper, {"sigma": 0.0}, "sigma"), (ScaffPDIAHyper, {"local_steps": 0}, "local_steps"),
-    (FedAvgHyper, {"lr": 0.0}, "lr"), (SAFLHyper, {"sigma": -1.0}, "sigma"),
-    (DRFAHyper, {"gamma": 0.0}, "gamma"), (TrainSetup, {"dropout": 1.0}, "dropout"),
+    (ScaffPDIAConfig, {"eta": 0.0}, "eta"), (ScaffPDIAConfig, {"tau": -1.0}, "tau"),
+    (ScaffPDIAConfig, {"sigma": 0.0}, "sigma"),
+    (ScaffPDIAConfig, {"local_steps": 0}, "local_steps"),
+    (FedAvgConfig, {"lr": 0.0}, "lr"), (FedAvgConfig, {"local_work": "epoch"}, "local_work"),
+    (SAFLConfig, {"sigma": -1.0}, "sigma"),
+    (DRFAConfig, {"gamma": 0.0}, "gamma"), (TrainSetup, {"dropout": 1.0}, "dropout"),
 ])
-def test_hyperparameter_validation(cls, kwargs, name):
-    if cls in (ScaffPDIAHyper, SAFLHyper, DRFAHyper):
+def test_config_validation(cls, kwargs, name):
+    if cls in (ScaffPDIAConfig, SAFLConfig, DRFAConfig):
         kwargs = {"ambiguity": RelativeAmbiguitySet(10, 0.2, 0.2, 0.2), **kwargs}
     with pytest.raises(ValueError, match=name):
         cls(**kwargs)
 
 
-def test_wrong_hyper_type_and_size(data):
-    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(0))
-    eng = ClientEngine(data)
-    with pytest.raises(TypeError):
-        FedAvg(eng, SAFLHyper(RelativeAmbiguitySet(10, 0.2, 0.2, 0.0)), theta0,
-               torch.Generator())
-    with pytest.raises(ValueError, match="ambiguity.n"):
-        ScaffPDIA(eng, ScaffPDIAHyper(RelativeAmbiguitySet(7, 0.2, 0.2, 0.2)), theta0,
-                  torch.Generator())
+def test_wrong_config_type_size_problem_and_option(data):
+    problem = ClientProblem(data)
+    with pytest.raises(TypeError, match="FedAvgConfig"):
+        FedAvg(problem, SAFLConfig(RelativeAmbiguitySet(10, 0.2, 0.2, 0.0)))
+    with pytest.raises(TypeError, match="ClientProblem"):
+        FedAvg(ClientEngine(data), FedAvgConfig())
+    for config in (ScaffPDIAConfig(RelativeAmbiguitySet(7, 0.2, 0.2, 0.2)),
+                   DRFAConfig(RelativeAmbiguitySet(7, 0.2, 0.2, 0.0))):
+        with pytest.raises(ValueError, match="ambiguity.n must equal the number of clients 10"):
+            (ScaffPDIA if isinstance(config, ScaffPDIAConfig) else DRFA)(problem, config)
     with pytest.raises(ValueError, match="method"):
-        make_algorithm("FedProx", eng, theta0, torch.Generator())
-    assert isinstance(make_algorithm("SAFL", eng, theta0, torch.Generator()), SAFL)
-    assert isinstance(make_algorithm("DRFA", eng, theta0, torch.Generator()), DRFA)
+        make_algorithm("FedProx", problem)
+    with pytest.raises(ValueError, match=r"DRFA: unknown option\(s\) \['lr'\]"):
+        make_algorithm("DRFA", problem, lr=0.5)  # not a common option: refused, never ignored
+    assert isinstance(make_algorithm("SAFL", problem), SAFL)
+    assert isinstance(make_algorithm("DRFA", problem), DRFA)
+
+
+def test_defaults_are_app_j2s_primary_reading_written_once():
+    """Library defaults follow App. J.2 and its primary reading (J = 5 local epochs, issue
+    #15): every method with local work gets local_work "epochs" and J = 5 from one place
+    (LocalWork); tau 2.5e-2 only from ScaffPDIAConfig; alpha = phi = 0.2.
+    """
+    from repro.relfair.federated import LocalWork
+    from repro.relfair.methods import tiny_problem
+
+    problem = tiny_problem(0)
+    assert (LocalWork().local_steps, LocalWork().local_work) == (5, "epochs")
+    configs = {name: m.configure(problem) for name, m in METHODS.items()}
+    for name, c in configs.items():
+        if name != "SAFL":
+            assert isinstance(c, LocalWork) and (c.local_steps, c.local_work) == (5, "epochs")
+    assert not isinstance(configs["SAFL"], LocalWork)  # App. J.2 excludes SAFL from J
+    assert {configs[m].tau for m in ("Scaffold", "Scaff-PD", "Scaff-PD-IA")} == {2.5e-2}
+    ia = configs["Scaff-PD-IA"].ambiguity
+    assert (ia.alpha, ia.beta, ia.phi) == (0.2, 0.2, 0.2)
+    assert configs["Scaff-PD"].ambiguity.phi == 0.0 and configs["SAFL"].ambiguity.alpha == 0.2
+    assert configs["Scaffold"].ambiguity.is_singleton
+    # an option a method does not use is accepted (one call configures any method) and unread
+    assert METHODS["FedAvg"].configure(problem, tau=9.0, phi=0.5) == configs["FedAvg"]
+
+
+def _tamper(monkeypatch, module, cls, field, scale):
+    """Replace ``module.cls`` (a message type) by one whose ``field`` arrives scaled."""
+    def make(*args, **kwargs):
+        msg = cls(*args, **kwargs)
+        value = getattr(msg, field)
+        value = (tuple(scale * v for v in value) if isinstance(value, tuple)
+                 else scale * value)
+        return cls(**{**msg.__dict__, field: value})
+    monkeypatch.setattr(module, cls.__name__, make)
+
+
+@pytest.mark.parametrize(("method", "module", "cls", "field"), [
+    ("FedAvg", "fedavg", ModelReport, "models"),
+    ("SAFL", "safl", "GradientLossReport", "gradients"),
+    ("DRFA", "drfa", LossReport, "losses"),
+    ("Scaff-PD-IA", "scaff_pd_ia", DeltaReport, "deltas"),
+    ("Scaff-PD-IA", "scaff_pd_ia", LossControlReport, "losses"),
+])
+def test_the_server_aggregates_what_the_messages_carry(data, monkeypatch, method, module, cls,
+                                                       field):
+    """The typed messages are the channel, not a log: a report altered in transit changes
+    the server's update, and the returned messages are those the server read.
+    """
+    import importlib
+
+    import repro.relfair.messages as messages
+
+    mod = importlib.import_module(f"repro.relfair.{module}")
+    cls = getattr(messages, cls) if isinstance(cls, str) else cls
+    clean = _alg(method, data, "vectorized")
+    clean.step()
+    _tamper(monkeypatch, mod, cls, field, 3.0)
+    tampered = _alg(method, data, "vectorized")
+    round_ = tampered.step()
+    sent = next(m for m in round_.uplink if type(m) is cls)
+    assert isinstance(getattr(sent, field), tuple | np.ndarray)
+    moved = (not all(torch.equal(p, q) for p, q in zip(clean.state.theta,
+                                                         tampered.state.theta, strict=True))
+             or not np.array_equal(clean.state.lam, tampered.state.lam))
+    assert moved
+    if method == "FedAvg":  # theta^{r+1} is exactly the mean of the reported models
+        assert all(torch.equal(t, m.mean(dim=0))
+                   for t, m in zip(tampered.state.theta, sent.models, strict=True))
 
 
 def test_client_metrics_hand_example():
@@ -218,8 +299,9 @@ def test_phi_zero_ia_is_scaff_pd_for_any_b(data):
         k = int(np.floor(0.2 * data.n + 1e-12))
         assert np.array_equal(np.sort(amb.w)[::-1][:k], np.full(k, 1 / (0.2 * data.n)))
         assert np.abs(np.sort(amb.w)[::-1][k:]).max(initial=0.0) <= 1e-15
-        ia = ScaffPDIA(ClientEngine(data, "vectorized"), ScaffPDIAHyper(amb, local_steps=5),
-                       theta0, torch.Generator().manual_seed(3), SETUP)
+        ia = ScaffPDIA(ClientProblem(data, SETUP),
+                       ScaffPDIAConfig(amb, local_steps=5, local_work="steps"), init=theta0,
+                       rng=torch.Generator().manual_seed(3))
         ia.run(3)
         if beta == 0.2:
             pd.run(3)

@@ -11,11 +11,12 @@ import torch
 
 from repro.relfair import (
     ClientEngine,
+    ClientProblem,
     FedAvg,
-    FedAvgHyper,
+    FedAvgConfig,
     RelativeAmbiguitySet,
     ScaffPDIA,
-    ScaffPDIAHyper,
+    ScaffPDIAConfig,
     TrainSetup,
     init_params,
     split_clients,
@@ -99,22 +100,39 @@ def test_evaluate_checks_split_and_model(engine):
 
 def test_algorithms_take_a_numpy_theta0(engine):
     """Numpy theta0 equals the same values as torch tensors, round for round."""
-    setup = TrainSetup(batch=8, hidden=8, dropout=0.0)
+    problem = ClientProblem(engine.data, TrainSetup(batch=8, hidden=8, dropout=0.0))
     theta = init_params(D, 8, K, torch.Generator().manual_seed(0))
-    a = FedAvg(engine, FedAvgHyper(), tuple(p.numpy().copy() for p in theta),
-               torch.Generator().manual_seed(1), setup)
-    b = FedAvg(engine, FedAvgHyper(), theta, torch.Generator().manual_seed(1), setup)
+    a = FedAvg(problem, FedAvgConfig(), init=tuple(p.numpy().copy() for p in theta),
+               rng=torch.Generator().manual_seed(1))
+    b = FedAvg(problem, FedAvgConfig(), init=theta, rng=torch.Generator().manual_seed(1))
     a.run(2)
     b.run(2)
     assert all(torch.equal(p, q) for p, q in zip(a.state.theta, b.state.theta, strict=True))
 
 
 def test_algorithms_check_theta0_shapes(engine):
-    setup = TrainSetup(batch=8, hidden=8, dropout=0.0)
+    problem = ClientProblem(engine.data, TrainSetup(batch=8, hidden=8, dropout=0.0))
     wrong = init_params(D, 8, K + 1, torch.Generator().manual_seed(0))
-    hyper = ScaffPDIAHyper(RelativeAmbiguitySet(N, 0.5, 0.5, 0.2))
-    with pytest.raises(ValueError, match=r"theta0\[2\] must have shape \(8, 3\).*\(8, 4\)"):
-        ScaffPDIA(engine, hyper, wrong, torch.Generator().manual_seed(1), setup)
+    config = ScaffPDIAConfig(RelativeAmbiguitySet(N, 0.5, 0.5, 0.2))
+    with pytest.raises(ValueError, match=r"init\[2\] must have shape \(8, 3\).*\(8, 4\)"):
+        ScaffPDIA(problem, config, init=wrong, rng=torch.Generator().manual_seed(1))
     theta = init_params(D, 9, K, torch.Generator().manual_seed(0))
-    with pytest.raises(ValueError, match=r"theta0\[0\] must have shape \(5, 8\)"):
-        FedAvg(engine, FedAvgHyper(), theta, torch.Generator().manual_seed(1), setup)
+    with pytest.raises(ValueError, match=r"init\[0\] must have shape \(5, 8\)"):
+        FedAvg(problem, FedAvgConfig(), init=theta, rng=torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match="ClientProblem.data must be a ClientData"):
+        ClientProblem(engine, TrainSetup())
+
+
+def test_init_none_is_the_default_init_from_rng_and_rng_none_is_seed_0(engine):
+    """``init=None``: theta^0 drawn from ``rng`` (init_params); ``rng=None``: seed 0, never
+    global state (two runs equal bitwise).
+    """
+    problem = ClientProblem(engine.data, TrainSetup(batch=8, hidden=8, dropout=0.0))
+    a = FedAvg(problem, FedAvgConfig(local_work="steps"), rng=torch.Generator().manual_seed(4))
+    ref = init_params(D, 8, K, torch.Generator().manual_seed(4))
+    assert all(torch.equal(p, q) for p, q in zip(a.state.theta, ref, strict=True))
+    torch.manual_seed(123)
+    b = FedAvg(problem, FedAvgConfig(local_work="steps")).run(2)
+    torch.manual_seed(456)
+    c = FedAvg(problem, FedAvgConfig(local_work="steps")).run(2)
+    assert all(torch.equal(p, q) for p, q in zip(b.theta, c.theta, strict=True))

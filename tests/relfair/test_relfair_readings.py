@@ -12,7 +12,7 @@ import torch
 from repro.engine.runner import plan
 from repro.relfair.client_batch import ClientEngine
 from repro.relfair.clients import draw_round
-from repro.relfair.federated import TrainSetup, epoch_schedule
+from repro.relfair.federated import ClientProblem, TrainSetup, epoch_schedule
 from repro.relfair.instances import gaussian_clients
 from repro.relfair.messages import DeltaReport
 from repro.relfair.methods import build
@@ -52,9 +52,7 @@ def test_each_client_takes_exactly_its_own_count_of_steps(data, backend):
         assert not torch.equal(u[0][i], ref_km1[0][i])  # ... and not k - 1
 
 
-def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch):
-    eng = ClientEngine(data, "vectorized")
-    seen = {}
+def _spy(monkeypatch, eng, seen):
     real = eng.local_sgd
 
     def spy(theta, lr, draws, steps, correction=None, snapshot_at=None, client_steps=None):
@@ -63,24 +61,31 @@ def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch
         return out
 
     monkeypatch.setattr(eng, "local_sgd", spy)
+
+
+def test_scaffold_type_delta_is_normalised_by_eta_times_epochs(data, monkeypatch):
+    seen = {}
+    problem = ClientProblem(data, TrainSetup(batch=BATCH))
     theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
-    alg = build("Scaff-PD-IA", eng, theta0, torch.Generator().manual_seed(2),
-                         local_steps=5, setup=TrainSetup(batch=BATCH), local_work="epochs")
+    alg = build("Scaff-PD-IA", problem, init=theta0, rng=torch.Generator().manual_seed(2),
+                local_steps=5, local_work="epochs")
+    _spy(monkeypatch, alg.engine, seen)
     msgs = alg.step()
     per = epoch_schedule(data.train_sizes, 5, BATCH)
     assert seen["client_steps"].tolist() == per.tolist()
     assert seen["steps"] == range(1, int(per.max()) + 1)
-    delta = next(m for m in msgs if isinstance(m, DeltaReport)).deltas
+    delta = next(m for m in msgs.uplink if isinstance(m, DeltaReport)).deltas
     expect = (theta0[0].unsqueeze(0) - seen["u"][0]) / (1e-2 * 5)
     assert torch.allclose(delta[0], expect, rtol=0, atol=1e-6)
     # SAFL ignores the schedule: one FedSGD step per round under every reading
-    safl = build("SAFL", eng, theta0, torch.Generator().manual_seed(2),
-                          setup=TrainSetup(batch=BATCH), local_work="epochs")
+    safl = build("SAFL", problem, init=theta0, rng=torch.Generator().manual_seed(2),
+                 local_work="epochs")
+    _spy(monkeypatch, safl.engine, seen)
     seen.clear()
     safl.step()
     assert seen == {}
     with pytest.raises(ValueError, match="local_work"):
-        build("FedAvg", eng, theta0, torch.Generator(), local_work="epoch")
+        build("FedAvg", problem, local_work="epoch")
 
 
 def test_table1_readings_touch_the_cells_they_name():

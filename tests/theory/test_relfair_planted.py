@@ -37,12 +37,12 @@ def _server_step(factor):
     """Line 15 as ``theta - factor tau sum_i lambda_i Delta u_i``."""
     def make(orig):
         def planted(self):
-            h = self.hyper
-            self.hyper = replace(h, tau=factor * h.tau)
+            h = self.config
+            self.config = replace(h, tau=factor * h.tau)
             try:
                 return orig(self)
             finally:
-                self.hyper = h
+                self.config = h
         return planted
     return make
 

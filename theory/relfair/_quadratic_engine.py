@@ -8,7 +8,8 @@ and masks are ignored: delta_g = 0, Theorem 3's deterministic case) and ``evalua
 losses). The model is the package's MLP parameter tuple with d_in = 2, one hidden unit and one
 class, ``(W1 (2, 1), b1 (1,), W2 (1, 1), b2 (1,))``, read as one vector of R^5 (the MLP is
 never evaluated). The engine also records the largest norm of any point it was asked about
-(local iterates included), for Assumption 6's ball.
+(local iterates included), for Assumption 6's ball. :class:`QuadraticProblem` is the
+``ClientProblem`` the algorithm is built on: its ``engine()`` is this engine.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch
 
 from repro.relfair.client_batch import ClientEngine
 from repro.relfair.clients import ClientData
-from repro.relfair.federated import TrainSetup
+from repro.relfair.federated import ClientProblem, TrainSetup
 from repro.relfair.instances import Quadratics
 
 D_IN, HIDDEN, CLASSES = 2, 1, 1
@@ -82,3 +83,18 @@ class QuadraticEngine(ClientEngine):
         x = to_vector(theta)
         self.max_norm = max(self.max_norm, float(np.linalg.norm(x)))
         return self.prob.losses(x), np.zeros(self.prob.c.shape[0])
+
+
+class QuadraticProblem(ClientProblem):
+    """The ``ClientProblem`` of the quadratic clients: ``engine(backend)`` is one
+    :class:`QuadraticEngine` (the loop backend whatever is asked: the quadratics replace the
+    per-client oracle), kept as ``quadratic_engine`` so the check reads its ``max_norm``.
+    """
+
+    def __init__(self, prob: Quadratics) -> None:
+        engine = QuadraticEngine(prob)
+        super().__init__(engine.data, SETUP)
+        object.__setattr__(self, "quadratic_engine", engine)
+
+    def engine(self, backend: str) -> QuadraticEngine:
+        return self.quadratic_engine

@@ -14,7 +14,7 @@ rho = 5, which must contain every iterate (asserted).
 The algorithm run is the package's ``ScaffPDIA`` (``repro.relfair.scaff_pd_ia``: its dual step,
 control variates, ``ClientEngine.local_sgd`` and aggregation, float32 as in the experiments) on
 quadratic clients (``theory.relfair._quadratic_engine``), with the schedule (24)-(29) computed
-here (``theory_schedule``) and handed to it round by round as its hyperparameters.
+here (``theory_schedule``) and handed to it round by round as its config.
 
 Per-round identity (the tight test; the theorem's O(1/R^2) is loose against the linear
 convergence seen): at sampled rounds, from the package's state (theta^r, lambda^r, L^{r-1}),
@@ -48,9 +48,9 @@ import torch
 
 from repro.relfair.instances import CLARABEL_TIGHT, exact_saddle, make_quadratics
 from repro.relfair.problem import RelativeAmbiguitySet
-from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAHyper
+from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
 from theory.registry import register
-from theory.relfair._quadratic_engine import SETUP, QuadraticEngine, to_params, to_vector
+from theory.relfair._quadratic_engine import QuadraticProblem, to_params, to_vector
 from theory.relfair.projection import permutohedron_certificate
 from theory.result import CheckResult
 
@@ -82,16 +82,16 @@ def theory_schedule(m: float, M: float, l1: float, L: float, J: int):
         gamma, tau = gamma_next, tau_next
 
 
-def one_round_reference(prob, amb, theta, lam, prev, hyper) -> tuple[np.ndarray, np.ndarray]:
+def one_round_reference(prob, amb, theta, lam, prev, config) -> tuple[np.ndarray, np.ndarray]:
     """``(z, theta_ref(lambda_new))``: the dual step's argument and a function of lambda^{r+1}
     giving the closed-form theta^{r+1} (see the module docstring).
     """
     L = prob.losses(theta)
     prev = L if prev is None else prev
-    z = lam + hyper.sigma * ((1 + hyper.varsigma) * L - hyper.varsigma * prev)
+    z = lam + config.sigma * ((1 + config.varsigma) * L - config.varsigma * prev)
     d = theta.size
     ci = prob.grads(theta)
-    eta, J = hyper.eta, hyper.local_steps
+    eta, J = config.eta, config.local_steps
 
     def theta_ref(lam_new):
         c = lam_new @ ci
@@ -99,24 +99,24 @@ def one_round_reference(prob, amb, theta, lam, prev, hyper) -> tuple[np.ndarray,
         for i, Q in enumerate(prob.Q):
             P = np.linalg.matrix_power(np.eye(d) - eta * Q, J)
             delta[i] = (np.eye(d) - P) @ np.linalg.solve(Q, c) / (eta * J)
-        return theta - hyper.tau * (lam_new @ delta), float(np.abs(lam_new).sum())
+        return theta - config.tau * (lam_new @ delta), float(np.abs(lam_new).sum())
     return z, theta_ref
 
 
-def _identity(prob, amb, alg, hyper) -> dict:
+def _identity(prob, amb, alg, config) -> dict:
     """Run one package step and hold it against ``one_round_reference``."""
     st = alg.state
     theta = to_vector(st.theta)
     lam = np.array(st.lam, dtype=np.float64)
     prev = None if st.prev_losses is None else np.array(st.prev_losses, dtype=np.float64)
-    z, theta_ref = one_round_reference(prob, amb, theta, lam, prev, hyper)
-    alg.hyper = hyper
+    z, theta_ref = one_round_reference(prob, amb, theta, lam, prev, config)
+    alg.config = config
     alg.step()
     lam_new = np.array(alg.state.lam, dtype=np.float64)
     cert = max(permutohedron_certificate(lam_new, z, amb.w).values())
     ref, l1 = theta_ref(lam_new)
     new = to_vector(alg.state.theta)
-    tol = 10 * (hyper.local_steps * l1 + 2) * EPS32 * (1 + float(np.abs(theta).max()))
+    tol = 10 * (config.local_steps * l1 + 2) * EPS32 * (1 + float(np.abs(theta).max()))
     err = float(np.abs(new - ref).max())
     return {"round": st.round, "theta_error": err, "theta_tolerance": tol,
             "dual_certificate": cert, "step": float(np.abs(new - theta).max()),
@@ -137,27 +137,29 @@ def check(seed: int, size: str) -> CheckResult:
     id_rounds = {1, 2, 3, 10, 100, *cps}
     l1 = amb.l1_norm
     L_lt = np.sqrt(n) * M * (RHO + np.sqrt(d) * np.abs(prob.c).max())     # Asm. 6 on the ball
-    engine = QuadraticEngine(prob)
-    base = ScaffPDIAHyper(ambiguity=amb, local_steps=J)
-    alg = ScaffPDIA(engine, base, to_params(np.zeros(d)), torch.Generator().manual_seed(0),
-                    SETUP)
+    problem = QuadraticProblem(prob)
+    engine = problem.quadratic_engine
+    # J local steps of Alg. 2 (the theorem's J), not epochs
+    base = ScaffPDIAConfig(ambiguity=amb, local_steps=J, local_work="steps")
+    alg = ScaffPDIA(problem, base, init=to_params(np.zeros(d)),
+                    rng=torch.Generator().manual_seed(0))
     schedule = theory_schedule(m, M, l1, L_lt, J)
     traj, idents = {}, []
     for r in range(1, rounds + 1):
         tau, sigma, eta, varsigma, gamma = next(schedule)
-        hyper = replace(base, tau=tau, sigma=sigma, eta=eta, varsigma=varsigma)
+        config = replace(base, tau=tau, sigma=sigma, eta=eta, varsigma=varsigma)
         if r in id_rounds:
-            idents.append(_identity(prob, amb, alg, hyper))
+            idents.append(_identity(prob, amb, alg, config))
         else:
-            alg.hyper = hyper
+            alg.config = config
             alg.step()
         if r in cps:
             traj[r] = (to_vector(alg.state.theta), gamma * (1 + (m / 4 - M * (l1 - 1) / 2)
                                                             * tau))
     # the identity at large constant steps, from theta^0 = 0 (local steps matter here)
     big = replace(base, eta=0.3, tau=0.5, sigma=0.5, varsigma=1.0)
-    alg_big = ScaffPDIA(QuadraticEngine(prob), big, to_params(np.zeros(d)),
-                        torch.Generator().manual_seed(0), SETUP)
+    alg_big = ScaffPDIA(QuadraticProblem(prob), big, init=to_params(np.zeros(d)),
+                        rng=torch.Generator().manual_seed(0))
     idents += [_identity(prob, amb, alg_big, big) for _ in range(3)]
     err = {r: float(np.sum((traj[r][0] - ref["theta"]) ** 2)) for r in cps}
     rate = {r: err[r] * traj[r][1] for r in cps}

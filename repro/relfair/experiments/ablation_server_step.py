@@ -38,4 +38,5 @@ register(Experiment(
     paper=PAPER, cells=ablation_cells, run_cell=training_cell, render=ablation_render,
     scales=("smoke", "paper"), cost={"smoke": "15 s", "paper": "15 min"}, data=MNIST_DATA,
     shared_cells=SHARED_CELLS,
+    methods=ABLATION_METHODS,
 ))

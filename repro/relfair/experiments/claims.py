@@ -12,7 +12,7 @@ import numpy as np
 from repro.engine.experiment import RecordsMissing, ordering_verdict
 from repro.engine.query import by
 from repro.engine.records import RunRecord
-from repro.relfair.methods import METHODS
+from repro.relfair.experiments._cells import TABLE1_METHODS
 from repro.relfair.metrics import transformed_lorenz
 
 __all__ = ["FIG1_REFERENCE", "FIG3_CONTINUOUS", "FIG3_REFERENCE", "comparable_accuracy",
@@ -54,7 +54,7 @@ def lowest(metric: str):
     mean), judged on the paired differences over seeds (:func:`ordering_verdict`).
     """
     def check(records: list[RunRecord]) -> tuple[bool | None, str]:
-        vals = {m: _mean_metric(records, "MNIST", m, metric) for m in METHODS}
+        vals = {m: _mean_metric(records, "MNIST", m, metric) for m in TABLE1_METHODS}
         vals = {m: v for m, v in vals.items() if v is not None}
         if "Scaff-PD-IA" not in vals:
             raise RecordsMissing("no MNIST Scaff-PD-IA record")
@@ -83,7 +83,7 @@ def _word(v: bool | None) -> str:
 
 def comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
     """Scaff-PD-IA's MNIST acc_all within 0.03 of the best method's (specs/relfair.md §6)."""
-    vals = {m: _mean_metric(records, "MNIST", m, "acc_all") for m in METHODS}
+    vals = {m: _mean_metric(records, "MNIST", m, "acc_all") for m in TABLE1_METHODS}
     vals = {m: v for m, v in vals.items() if v is not None}
     if "Scaff-PD-IA" not in vals:
         raise RecordsMissing("no MNIST Scaff-PD-IA record")

@@ -15,6 +15,7 @@ from repro.relfair.experiments._cells import (
     PAPER,
     READINGS,
     SHARED_CELLS,
+    TABLE1_METHODS,
     table1_cells,
     training_cell,
 )
@@ -35,6 +36,7 @@ register(Experiment(
     scales=("smoke", "paper"), cost={"smoke": "20 s", "paper": "7 min"}, data=MNIST_DATA,
     readings=READINGS,
     shared_cells=SHARED_CELLS,
+    methods=TABLE1_METHODS,
     claims=(Claim("Scaffold's curve lies far below Scaff-PD-IA's near x = 0 and above it near "
                   "x = 1 (both halves of §7's sentence)", "§7, Fig. 4", claims.fig4_lorenz,
                   deviation=CLAIMS_NOTE),

@@ -11,9 +11,8 @@ from repro.engine.query import by
 from repro.engine.records import RunRecord
 from repro.engine.report import Table, paper_values, write_table
 from repro.relfair.data import TASKS
-from repro.relfair.experiments._cells import METRICS
+from repro.relfair.experiments._cells import METRICS, TABLE1_METHODS
 from repro.relfair.experiments.claims import FIG3_REFERENCE
-from repro.relfair.methods import METHODS
 from repro.relfair.metrics import transformed_lorenz
 
 __all__ = ["ablation_render", "fig1_render", "fig2_render", "fig3_render", "fig4_render",
@@ -39,7 +38,7 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
                           "client losses (standard form, specs/relfair.md §5).")
     printed = paper_values("relfair_table1")
     for task in TASKS:
-        for m in METHODS:
+        for m in TABLE1_METHODS:
             recs = groups.get((task, m), [])  # none: "not run (paper)"
             table.add(task, m, *(printed.measured([r.metrics[k] for r in recs], k,
                                                   3 if k == "R_AB" else 4, task=task, method=m)
@@ -47,7 +46,7 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
     paths = write_table(table, out, "relfair_table1")
     fig, ax = figure()
     n_seeds = 0
-    for i, m in enumerate(METHODS):
+    for i, m in enumerate(TABLE1_METHODS):
         recs = groups.get(("MNIST", m), [])
         if recs and "val_acc" in recs[0].curves:
             runs = np.array([r.curves["val_acc"] for r in recs])
@@ -80,7 +79,7 @@ def ablation_render(records: list[RunRecord], out: Path, scale: str) -> list[Pat
 def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
     groups = by(records, "method")
     fig, ax = figure()
-    for i, m in enumerate(METHODS):
+    for i, m in enumerate(TABLE1_METHODS):
         if (m,) in groups:
             x, y = transformed_lorenz(groups[(m,)][0].curves["client_val_loss"])
             # the paper prints no values of the curves; its Table 1 prints their Gini

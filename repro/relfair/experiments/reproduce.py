@@ -70,6 +70,9 @@ def reason(method: str, recs: list[RunRecord], records: list[RunRecord]) -> str:
     """The row's reason: the method's measured cause where it may be cited, else unexplained
     under this reading (naming the entry not cited and why).
     """
+    if method not in MEASURED:  # a method no cause entry was measured for
+        return (f"unexplained: no cause entry of {DEV} was measured for {method}; see "
+                f"{DEVIATION_NOTE}")
     against = COMPARED.get(method, "FedAvg")
     reads = [r for r in records if r.config["method"] in (method, against)]
     try:

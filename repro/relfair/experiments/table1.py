@@ -18,6 +18,7 @@ from repro.relfair.experiments._cells import (
     PAPER,
     READINGS,
     SHARED_CELLS,
+    TABLE1_METHODS,
     table1_cells,
     training_cell,
 )
@@ -39,6 +40,7 @@ TABLE1 = register(Experiment(
     data=MNIST_DATA, reported=("relfair_table1",), reproduce=table1_reproduce,
     readings=READINGS,
     shared_cells=SHARED_CELLS,
+    methods=TABLE1_METHODS,
     claims=(
         Claim("Scaff-PD-IA has the lowest R_AB on MNIST", "§7, Table 1", claims.lowest("R_AB"),
               deviation=CLAIMS_NOTE),

@@ -1,0 +1,21 @@
+"""DRFA (Deng et al. 2020) with full participation as App. J.2 runs it: J local epochs (or
+steps), snapshot-loss dual ascent on Delta_alpha (specs/relfair.md §3.4).
+"""
+
+from __future__ import annotations
+
+from repro.core.methods import Method
+from repro.relfair.drfa import DRFA, DRFAConfig
+from repro.relfair.federated import ClientProblem
+from repro.relfair.methods._options import ambiguity, used
+
+
+def configure(problem: ClientProblem, **options) -> DRFAConfig:
+    given = used("DRFA", options, "alpha", "local_steps", "local_work")
+    dual_set = ambiguity(problem.n, given, phi=0.0)
+    return DRFAConfig(dual_set, **given)
+
+
+METHOD = Method("DRFA", DRFA, configure,
+                "DRFA, full participation: local SGD, dual ascent on Delta_alpha at a "
+                "snapshot (App. J.2; specs/relfair.md §3.4)")

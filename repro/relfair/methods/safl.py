@@ -1,0 +1,22 @@
+"""Stochastic-AFL (Mohri et al. 2019) as App. J.2 runs it: one minibatch gradient step per round
+(no local work, under every reading of J), projected dual ascent on Delta_alpha
+(specs/relfair.md §3.3).
+"""
+
+from __future__ import annotations
+
+from repro.core.methods import Method
+from repro.relfair.federated import ClientProblem
+from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.safl import SAFL, SAFLConfig
+
+
+def configure(problem: ClientProblem, **options) -> SAFLConfig:
+    given = used("SAFL", options, "alpha")
+    dual_set = ambiguity(problem.n, given, phi=0.0)
+    return SAFLConfig(dual_set)
+
+
+METHOD = Method("SAFL", SAFL, configure,
+                "Stochastic-AFL: one gradient step per round, dual ascent on Delta_alpha "
+                "(App. J.2; specs/relfair.md §3.3)")

@@ -1,0 +1,20 @@
+"""Scaff-PD (Yu et al. 2023) as App. J.2 runs it: Scaff-PD-IA's Alg. 1 with Lambda = Delta_alpha
+(phi = 0; specs/relfair.md §3.5, A7).
+"""
+
+from __future__ import annotations
+
+from repro.core.methods import Method
+from repro.relfair.federated import ClientProblem
+from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
+
+
+def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
+    given = used("Scaff-PD", options, "alpha", "local_steps", "local_work", "tau")
+    dual_set = ambiguity(problem.n, given, phi=0.0)
+    return ScaffPDIAConfig(dual_set, **given)
+
+
+METHOD = Method("Scaff-PD", ScaffPDIA, configure,
+                "Scaff-PD: Alg. 1 with Lambda = Delta_alpha (phi = 0; App. J.2, A7)")
