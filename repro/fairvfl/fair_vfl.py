@@ -208,7 +208,7 @@ class FairVFL:
         self.server.receive([p.upload() for p in self.parties])  # initial upload (§2.2)
         self.state = RoundState(loss=self.objective(), d=groups.deo_signed(self.server.z))
 
-# ---------------------------------------------------------------- observation (not sent)
+    # ---------------------------------------------------------------- observation (not sent)
     def objective(self) -> float:
         """``L(theta) = mean_i l(z_i, y_i) + (mu/2) sum_k ||theta_k||^2``, [C](1) = [J](1)."""
         reg = sum(p.block.sq_norm(p.theta) for p in self.parties)
