@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from repro.core.metrics import harmonic_mean
@@ -190,3 +192,23 @@ def test_a_new_method_file_changes_no_experiment(tmp_path, monkeypatch):
         sys.modules.pop(f"{pkg.__name__}.throwaway", None)
     assert {n: (exps[n].methods, exps[n].cells("smoke")) for n in NAMES} == before
     assert "Throwaway" not in pkg.METHODS
+
+
+def test_the_methods_an_experiment_names_are_in_its_code_identity():
+    """Editing a method module (or its algorithm file) an experiment runs stales its records:
+    both are in the cells' import closure (repro.engine.code_identity), although
+    repro.fairvfl.methods finds its modules dynamically.
+    """
+    import inspect
+    import sys
+
+    from repro.engine.code_identity import code_files
+    from repro.fairvfl.methods import METHODS
+
+    exps = load_all()
+    for name in NAMES:
+        files = set(code_files(exps[name]))
+        for method in exps[name].methods:
+            m = METHODS[method]
+            assert Path(sys.modules[m.module].__file__).resolve() in files, (name, method)
+            assert Path(inspect.getfile(m.algorithm)).resolve() in files, (name, method)

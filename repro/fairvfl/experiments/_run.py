@@ -10,6 +10,11 @@ method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's sp
 A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4), see
 ``post_processing_metrics``. Every record carries DFP/DFN under all five readings of
 ``metric_readings.METRIC_READINGS`` (a metric reading needs no rerun).
+
+The method modules the cells run (``_cells.TABLE_METHODS``) are imported by name, so that they
+and their algorithm files (``fair_vfl.py``, ``fedbcd.py``) are in the cells' static import
+closure, i.e. their code identity (``repro.engine.code_identity``): ``repro.fairvfl.methods``
+finds its modules dynamically, which the closure does not follow.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from repro.fairvfl.evaluate import (
     metrics_from_scores,
     post_processed_losses,
 )
-from repro.fairvfl.methods import build
+from repro.fairvfl.methods import build, fair_vfl, fedbcd  # noqa: F401
 from repro.fairvfl.models import LinearBlock, MLPBlock
 from repro.fairvfl.problem import VFLProblem
 from repro.fairvfl.roc_eo import roc_eo_expected
