@@ -29,8 +29,7 @@ class _Party:
     def __init__(self, index: int, block, theta0, mu: float, *, loop: bool = False) -> None:
         self.index = index
         self.block = block
-        # the gradient's VJP: vectorized, or the per-sample loop (the equality oracle)
-        self.vjp = block.vjp_loop if loop else block.vjp
+        self.loop = loop  # the gradient's VJP by block.vjp_loop (the equality oracle)
         self.theta = theta0
         self.mu = mu
         self.u = block.forward(theta0)
@@ -47,7 +46,8 @@ class _Party:
 
     def _gradient_step(self, th, nu: np.ndarray, step: float):
         """``th - (1/eta) (VJP_k(th; nu) + mu th)``: [C](10)-(11) / [J](11), (14)."""
-        return th - step * (self.vjp(th, nu) + self.mu * th)
+        vjp = self.block.vjp_loop if self.loop else self.block.vjp
+        return th - step * (vjp(th, nu) + self.mu * th)
 
 
 class ActiveParty(_Party):
