@@ -12,9 +12,10 @@ import numpy as np
 
 from bench.harness import Target, benchmark, best_time, compare_timings
 from repro.fairvfl.data import make_split
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
 from repro.fairvfl.instances import linear_blocks
 from repro.fairvfl.models import LinearBlock
+from repro.fairvfl.problem import VFLProblem
 
 
 class LoopLinearBlock(LinearBlock):
@@ -29,8 +30,9 @@ class LoopLinearBlock(LinearBlock):
 
 
 def _alg(sp, block_cls, roles, fair=True):
-    return FairVFL(linear_blocks(sp.X_train, sp.blocks, block_cls), sp.y_train, sp.s_train,
-                   FairVFLParams(eps=0.01, roles=roles, fair=fair))
+    problem = VFLProblem(linear_blocks(sp.X_train, sp.blocks, block_cls), sp.y_train,
+                         sp.s_train)
+    return FairVFL(problem, FairVFLConfig(eps=0.01, roles=roles, fair=fair))
 
 
 @benchmark("fairvfl.round", Target("one communication round",
@@ -58,15 +60,12 @@ def _per_round_cost() -> list[dict]:
         fair, fed = _alg(sp, LinearBlock, "conf"), _alg(sp, LinearBlock, "conf", fair=False)
         rows.append({"case": f"LM [C] roles, {dataset} n={sp.n_train}: FairVFL vs FedBCD",
                      "baseline_s": best_time(fair.step, 20), "fast_s": best_time(fed.step, 20)})
-    import torch
-
     from repro.fairvfl.models import MLPBlock
 
     sp = make_split("compas", 0, version="journal")
-    gens = [torch.Generator().manual_seed(k) for k in range(6)]
-    mlp = FairVFL([MLPBlock(sp.X_train[:, b], (32, 32), "float32") for b in sp.blocks],
-                  sp.y_train, sp.s_train, FairVFLParams(eta=2.0, roles="journal"),
-                  init_generators=gens)
+    mlp = FairVFL(VFLProblem([MLPBlock(sp.X_train[:, b], (32, 32), "float32")
+                              for b in sp.blocks], sp.y_train, sp.s_train),
+                  FairVFLConfig(eta=2.0, roles="journal"), rng=0)
     lm = _alg(sp, LinearBlock, "journal")
     rows.append({"case": f"[J] roles, compas n={sp.n_train}: MLP 32-32 vs LM",
                  "baseline_s": best_time(mlp.step, 5), "fast_s": best_time(lm.step, 20)})

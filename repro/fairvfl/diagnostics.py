@@ -33,11 +33,11 @@ import numpy as np
 import scipy.sparse
 
 from repro.fairvfl.data import make_split
-from repro.fairvfl.fair_vfl import PAPER_ETA, FairVFLParams
+from repro.fairvfl.fair_vfl import PAPER_ETA
 from repro.fairvfl.methods import build
 from repro.fairvfl.metric_readings import METRIC_READINGS
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.problem import FairnessGroups, softplus
+from repro.fairvfl.problem import FairnessGroups, VFLProblem, softplus
 
 DATASETS = ("adult", "compas", "crime")
 EO_ROWS = {  # (reported CSV stem, method name in it, metric): the EO accuracy each table prints
@@ -214,9 +214,8 @@ def adult_lm_run(sp, method: str, eps: float | None, T: int,
     """
     groups = READINGS_OF_NS[reading].from_labels(sp.y_train, sp.s_train)
     blocks = [LinearBlock(_sparse(sp.X_train[:, b])) for b in sp.blocks]
-    params = FairVFLParams(eps=float(eps or 0.0), eta=PAPER_ETA, beta=0.1, c=1e-3, Q=1,
-                           roles="journal")
-    alg = build(method, blocks, sp.y_train, sp.s_train, params, groups=groups)
+    alg = build(method, VFLProblem(blocks, sp.y_train, sp.s_train, groups=groups),
+                eps=float(eps or 0.0), eta=PAPER_ETA, beta=0.1, c=1e-3, Q=1, roles="journal")
     alg.run(int(T))
     z = alg.test_scores([sp.X_test[:, b] for b in sp.blocks])
     yhat = np.where(z >= 0, 1, -1)

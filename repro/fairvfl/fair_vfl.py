@@ -13,32 +13,39 @@ Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); specs/fairvfl.md §2.2-2.5. One 
 4. the server's dual step ``lam^(t+1) = [lam^(t) + beta grad_lam f~_t(theta^(t+1), lam^(t))]_+``.
 
 ``Q_k^(t) = Q`` in mode ``exact`` ([C] Fig. 2) or ``~ Uniform{1..Q}`` in mode ``random``
-(drawn in the order (t, k) from the generator handed in, §2.4). FedBCD ([C] ref [7], §4.1) is
-the same routine with ``fair=False``: lam stays 0, so ``w = 1/n`` exactly.
+(drawn in the order (t, k) from ``numpy.random.default_rng(rng)``, §2.4). FedBCD ([C] ref [7],
+§4.1, :mod:`repro.fairvfl.fedbcd`) is the same routine with ``fair=False``: lam stays 0, so
+``w = 1/n`` exactly.
+
+The class follows :mod:`repro.core.algorithm`: ``FairVFL(problem, config, *, init, rng,
+backend)``, ``step() -> VFLRoundMessages``, ``run(rounds, stop=, callback=)``.
 """
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from repro.core.algorithm import run_rounds
+from repro.core.algorithm import RoundMessages, run_rounds
 from repro.core.validation import check_choice, check_finite, check_range, check_rows
-from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
+from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast
 from repro.fairvfl.models import LinearBlock
 from repro.fairvfl.parties import ActiveParty, PassiveParty, Server
-from repro.fairvfl.problem import FairnessGroups, lagrangian
+from repro.fairvfl.problem import VFLProblem, lagrangian
 
 PAPER_ETA = 100.0  # eta_t of [C] §V-A and [J] §5.1 (the linear model's step, 1/eta = 0.01)
+BACKENDS = ("vectorized", "loop")
 
 
 @dataclass(frozen=True)
-class FairVFLParams:
+class FairVFLConfig:
     """Hyperparameters (§7): ``eta`` = inverse primal step, ``beta`` = dual step (§11 A19),
     ``c`` = dual regularization ``c_t`` (constant in the experiments), ``mu`` = ridge weight
     (``None`` -> 2/n, [J] §5.1), ``roles``: ``"conf"`` (all active) or ``"journal"``
-    (party 0 active, the rest passive).
+    (party 0 active, the rest passive), ``fair=False``: FedBCD (lam stays 0).
 
     ``eta=None`` (the default) means the papers' ``eta_t = 100`` ([C] §V-A, [J] §5.1) when
     every party is a :class:`~repro.fairvfl.models.LinearBlock`; with any other block
@@ -47,6 +54,11 @@ class FairVFLParams:
     majority rate (specs/fairvfl.md §3.2,
     ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
     the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently.
+
+    ``eta_schedule`` / ``c_schedule``: the round-dependent ``eta_t`` and ``c_t`` of Theorem 2
+    ([C](12), [J](13); the theory checks, ``theory/fairvfl/rate.py``), each a function of the
+    round ``t`` being taken (1, 2, ...); ``None`` keeps the constants ``eta`` and ``c``. A
+    schedule replaces its constant, so ``eta`` and ``eta_schedule`` are not given together.
     """
 
     eps: float = 0.01
@@ -58,6 +70,8 @@ class FairVFLParams:
     roles: str = "conf"
     fair: bool = True
     mu: float | None = None
+    eta_schedule: Callable[[int], float] | None = None
+    c_schedule: Callable[[int], float] | None = None
 
     def __post_init__(self) -> None:
         check_range("eps", self.eps, low=0)
@@ -72,6 +86,14 @@ class FairVFLParams:
         check_choice("roles", self.roles, ("conf", "journal"))
         if self.mu is not None:
             check_range("mu", self.mu, low=0)
+        for name in ("eta_schedule", "c_schedule"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise ValueError(f"{name} must be a function of the round t (or None), got "
+                                 f"{value!r}")
+        if self.eta is not None and self.eta_schedule is not None:
+            raise ValueError("eta and eta_schedule are both given: the schedule replaces the "
+                             "constant eta; give one of them")
 
 
 @dataclass
@@ -88,76 +110,100 @@ class RoundState:
 
 
 @dataclass(frozen=True)
-class RoundMessages:
-    """What crossed the wire in one round (returned by ``step``): one broadcast per party and
-    ``Q_k^(t)`` uploads of every active party (1 of every passive party), in party order.
+class VFLRoundMessages(RoundMessages):
+    """What crossed the wire in round ``round`` (returned by ``step``): ``downlink``, one
+    broadcast per party in party order (an :class:`ActiveBroadcast` to an active party, a
+    :class:`PassiveBroadcast` to a passive one); ``uplink``, the ``Q_k^(t)`` uploads of every
+    active party (1 of every passive party), in party order.
     """
 
-    to_active: tuple[ActiveBroadcast, ...]
-    to_passive: tuple[PassiveBroadcast, ...]
-    uploads: tuple[Upload, ...]
+    @property
+    def to_active(self) -> tuple[ActiveBroadcast, ...]:
+        """The broadcasts to the active parties, in party order."""
+        return tuple(m for m in self.downlink if isinstance(m, ActiveBroadcast))
+
+    @property
+    def to_passive(self) -> tuple[PassiveBroadcast, ...]:
+        """The broadcasts to the passive parties ([J] only), in party order."""
+        return tuple(m for m in self.downlink if isinstance(m, PassiveBroadcast))
+
+
+def init_generator(seed: int, party: int):
+    """The ``torch.Generator`` of party ``party``'s initial model in a run seeded ``seed``:
+    seeded with ``SeedSequence([seed, party])``, so it depends on the run and the party only
+    (FedBCD and every FairVFL(eps) of a run start from the same network, claims J1b/J1d, §9).
+    """
+    import torch
+
+    return torch.Generator().manual_seed(
+        int(np.random.SeedSequence([int(seed), int(party)]).generate_state(1)[0]))
 
 
 class FairVFL:
-    """Server + parties + round loop.
+    """Server + parties + round loop, as :mod:`repro.core.algorithm` specifies.
 
     Parameters
     ----------
-    blocks : per-party model blocks (``LinearBlock``/``MLPBlock``) bound to ``X^k`` (train),
-        every one over the same rows in the same order.
-    y, s : training labels in {-1, +1} (0/1 labels raise: they are a different objective)
-        and groups (True = a), numpy arrays with one entry per row; given to the server and
-        the active parties only.
-    params : :class:`FairVFLParams` (with an ``MLPBlock``, ``eta`` must be given).
-    init_generators : per-party ``torch.Generator`` for the MLP init (ignored by the LM).
-    rng : ``numpy.random.Generator`` for mode ``random``.
-    groups : the :class:`~repro.fairvfl.problem.FairnessGroups` built from ``(y, s)``;
-        ``None`` (every experiment) means Definition 1, ``FairnessGroups.from_labels(y, s)``.
-        Given only by diagnostics that run a rejected reading of Definition 1 (a subclass
-        with other ``N^s``, ``repro.fairvfl.diagnostics``); its labels must equal ``y``.
+    problem : :class:`~repro.fairvfl.problem.VFLProblem`: the party blocks, ``y``, ``s`` and
+        their fairness groups (0/1 labels raise: they are a different objective).
+    config : :class:`FairVFLConfig` (with an ``MLPBlock``, ``eta`` must be given).
+    init : the parties' starting parameters, one per block in the block's own type (a numpy
+        vector for ``LinearBlock``, a flat torch vector for ``MLPBlock``); ``None`` is
+        ``block.init(generator)`` (zeros for the LM, [C] §V-A).
+    rng : the run's seed, an integer >= 0 (``None``: 0). Party ``k``'s init generator is
+        :func:`init_generator` ``(rng, k)`` (blocks with ``random_init = False``, as
+        ``LinearBlock``, draw nothing); mode ``random`` draws ``Q_k^(t)`` from
+        ``numpy.random.default_rng(rng)``.
+    backend : ``"vectorized"`` (default) or ``"loop"``: the parties' gradients by
+        ``block.vjp`` or by the per-sample ``block.vjp_loop``, the equality oracle.
 
     Inputs and outputs are numpy (float64): ``thetas()``, ``test_scores``, ``state``; torch
     stays inside ``MLPBlock``. Bad inputs raise ``ValueError`` naming the argument.
     """
 
-    @property
-    def config(self) -> FairVFLParams:
-        """The hyperparameters under the one name every paper's algorithm uses
-        (:class:`repro.core.algorithm.Algorithm`); ``params`` is the same object.
-        """
-        return self.params
-
-    def __init__(self, blocks, y, s, params: FairVFLParams, *, init_generators=None,
-                 rng: np.random.Generator | None = None,
-                 groups: FairnessGroups | None = None) -> None:
-        self.params = params
-        if groups is None:
-            groups = FairnessGroups.from_labels(y, s)
-        elif not (isinstance(groups, FairnessGroups)
-                  and np.array_equal(groups.y, np.asarray(y, dtype=np.float64))):
-            raise ValueError("groups must be a FairnessGroups built from these labels y")
+    def __init__(self, problem: VFLProblem, config: FairVFLConfig, *, init=None,
+                 rng: int | None = None, backend: str = "vectorized") -> None:
+        if not isinstance(problem, VFLProblem):
+            raise ValueError(f"problem must be a VFLProblem(blocks, y, s), got "
+                             f"{type(problem).__name__}")
+        if not isinstance(config, FairVFLConfig):
+            raise ValueError(f"config must be a FairVFLConfig, got {type(config).__name__}")
+        check_choice("backend", backend, BACKENDS)
+        seed = 0 if rng is None else rng
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise ValueError(f"rng must be the run's seed, an integer >= 0 (or None: 0), got "
+                             f"{rng!r}")
+        self.config = config
+        self.problem = problem
+        self.backend = backend
+        groups = problem.groups
         self.n = groups.n
-        blocks = list(blocks)
-        if not blocks:
-            raise ValueError("blocks must hold at least one party's model block")
-        self.eta = _primal_eta(params, blocks)
-        if init_generators is not None and len(init_generators) != len(blocks):
-            raise ValueError(f"init_generators must hold one generator per block "
-                             f"({len(blocks)}), got {len(init_generators)}")
-        self.mu = 2.0 / self.n if params.mu is None else params.mu
-        if params.mode == "random" and rng is None:
-            raise ValueError("mode 'random' needs rng (a numpy Generator)")
-        self.rng = rng
-        self.server = Server(groups, params.eps, params.beta, params.fair)
+        blocks = list(problem.blocks)
+        self.eta = _primal_eta(config, blocks)
+        if init is not None:
+            init = list(init)
+            if len(init) != len(blocks):
+                raise ValueError(f"init must hold one starting point per block ({len(blocks)}),"
+                                 f" got {len(init)}")
+        self.mu = 2.0 / self.n if config.mu is None else config.mu
+        self.rng = np.random.default_rng(int(seed))  # Q_k^(t) of mode ``random``
+        self.server = Server(groups, config.eps, config.beta, config.fair)
         self.parties: list[ActiveParty | PassiveParty] = []
         for k, block in enumerate(blocks):
-            gen = None if init_generators is None else init_generators[k]
-            theta0 = block.init(gen)
-            if params.roles == "conf" or k == 0:
-                self.parties.append(ActiveParty(k, block, theta0, self.mu, groups))
+            if backend == "loop" and not hasattr(block, "vjp_loop"):
+                raise ValueError(f"backend 'loop' needs blocks[{k}].vjp_loop "
+                                 f"({type(block).__name__} has none); use 'vectorized'")
+            if init is not None:
+                theta0 = _starting_point(k, block, init[k])
             else:
-                self.parties.append(PassiveParty(k, block, theta0, self.mu))
-            check_rows(f"blocks[{k}]", len(self.parties[-1].u), self.n, "y",
+                gen = init_generator(seed, k) if getattr(block, "random_init", True) else None
+                theta0 = block.init(gen)
+            if config.roles == "conf" or k == 0:
+                party = ActiveParty(k, block, theta0, self.mu, groups, loop=backend == "loop")
+            else:
+                party = PassiveParty(k, block, theta0, self.mu, loop=backend == "loop")
+            self.parties.append(party)
+            check_rows(f"blocks[{k}]", len(party.u), self.n, "y",
                        "every party's block must hold the same samples, in the order of y")
         self.server.receive([p.upload() for p in self.parties])  # initial upload (§2.2)
         self.state = RoundState(loss=self.objective(), d=groups.deo_signed(self.server.z))
@@ -170,7 +216,7 @@ class FairVFL:
 
     def lagrangian(self, lam=None) -> float:
         lam = self.server.lam if lam is None else lam
-        return lagrangian(self.objective(), self.state.d, lam, self.params.eps)
+        return lagrangian(self.objective(), self.state.d, lam, self.config.eps)
 
     def thetas(self) -> list[np.ndarray]:
         return [p.block.to_numpy(p.theta) for p in self.parties]
@@ -204,49 +250,69 @@ class FairVFL:
         for p in self.parties:
             if isinstance(p, PassiveParty):
                 out.append(1)
-            elif self.params.mode == "exact":
-                out.append(self.params.Q)
+            elif self.config.mode == "exact":
+                out.append(self.config.Q)
             else:
-                out.append(int(self.rng.integers(1, self.params.Q + 1)))
+                out.append(int(self.rng.integers(1, self.config.Q + 1)))
         return out
 
-    def step(self, *, eta_t: float | None = None, c_t: float | None = None) -> RoundMessages:
-        """One communication round; ``eta_t``/``c_t`` override the constants (theory runs)."""
-        step = 1.0 / (self.eta if eta_t is None else eta_t)
-        c_t = self.params.c if c_t is None else c_t
+    def step(self) -> VFLRoundMessages:
+        """One communication round ``t -> t + 1`` (steps 1-4 of the module docstring), with
+        ``eta_t`` and ``c_t`` from the config (constants, or its schedules at round ``t + 1``).
+        """
+        t = self.state.t + 1
+        cfg = self.config
+        step = 1.0 / (self.eta if cfg.eta_schedule is None else cfg.eta_schedule(t))
+        c_t = cfg.c if cfg.c_schedule is None else cfg.c_schedule(t)
         q = self.local_steps()
-        to_active, to_passive, uploads = [], [], []
+        downlink, uploads = [], []
         # One broadcast per role per round: every party of a role gets the same payload.
         active_msg = self.server.broadcast_active()
         passive_msg = (self.server.broadcast_passive()
                        if any(isinstance(p, PassiveParty) for p in self.parties) else None)
         for p, q_k in zip(self.parties, q, strict=True):
             if isinstance(p, ActiveParty):
-                to_active.append(active_msg)
+                downlink.append(active_msg)
                 uploads.extend(p.local_update(active_msg, q_k, step))
             else:
-                to_passive.append(passive_msg)
+                downlink.append(passive_msg)
                 uploads.append(p.local_update(passive_msg, step))
         self.server.receive(uploads)
         lam_prev = self.server.lam.copy()
         d = self.server.dual_step(c_t)
-        t = self.state.t + 1
         self.state = RoundState(
             t=t, lam=self.server.lam.copy(), lam_prev=lam_prev, loss=self.objective(), d=d,
             kappa=int(sum(q)), increments_sq=float(sum(p.last_increments_sq
                                                        for p in self.parties)))
         check_finite(t, loss=self.state.loss, D=d, lam=self.state.lam)
-        return RoundMessages(tuple(to_active), tuple(to_passive), tuple(uploads))
+        return VFLRoundMessages(t, tuple(downlink), tuple(uploads))
 
-    def run(self, rounds: int, callback=None) -> RoundState:
-        """``rounds`` calls of ``step``; ``callback(state)`` after each (logging)."""
-        return run_rounds(self, rounds, callback)
+    def run(self, rounds: int | None = None, *, stop=None, callback=None) -> RoundState:
+        """``rounds`` rounds, or until ``stop(state)`` holds (:func:`repro.core.algorithm.
+        run_rounds`; Fair VFL has no stopping rule of its own); ``callback(round, state,
+        messages)`` after each round (logging).
+        """
+        return run_rounds(self, rounds, stop=stop, callback=callback)
 
 
-def _primal_eta(params: FairVFLParams, blocks: list) -> float:
-    """``params.eta``, or the papers' 100 when every block is linear; see FairVFLParams."""
-    if params.eta is not None:
-        return float(params.eta)
+def _starting_point(k: int, block, theta):
+    """``init[k]`` for ``blocks[k]``: a ``LinearBlock``'s as a float64 copy of its length."""
+    if isinstance(block, LinearBlock):
+        theta = np.array(theta, dtype=np.float64)
+        if theta.shape != (block.dim,):
+            raise ValueError(f"init[{k}] must be a vector of party {k}'s {block.dim} columns, "
+                             f"got shape {theta.shape}")
+    return theta
+
+
+def _primal_eta(config: FairVFLConfig, blocks: list) -> float | None:
+    """``config.eta``, or the papers' 100 when every block is linear; see FairVFLConfig.
+    ``None`` when ``config.eta_schedule`` gives ``eta_t``.
+    """
+    if config.eta is not None:
+        return float(config.eta)
+    if config.eta_schedule is not None:
+        return None
     other = [k for k, b in enumerate(blocks) if not isinstance(b, LinearBlock)]
     if not other:
         return PAPER_ETA
@@ -255,4 +321,4 @@ def _primal_eta(params: FairVFLParams, blocks: list) -> float:
         f"eta must be given for blocks[{other[0]}] ({name}): [J] §5.1's eta_t = 100 is the "
         f"linear model's step and leaves an MLPBlock at the majority rate (specs/fairvfl.md §3.2, "
         f"docs/deviations.md#fairvfl-mlp-architecture-and-step-a15); the experiments use "
-        f"FairVFLParams(eta=2.0)")
+        f"FairVFLConfig(eta=2.0)")

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
+from repro.fairvfl.problem import VFLProblem
 
 
-def FedBCD(blocks, y, s, params: FairVFLParams | None = None, **options) -> FairVFL:
+class FedBCD(FairVFL):
     """FedBCD ([C] ref. [7], §4.1): :class:`FairVFL` with ``fair=False``, so lam stays 0 and
-    every sample weighs 1/n. ``params`` (default ``FairVFLParams()``) and ``options``
-    (``init_generators``, ``rng``) are those of :class:`FairVFL`.
+    every sample weighs 1/n. ``config`` (default ``FairVFLConfig(fair=False)``) is used with
+    ``fair=False`` whatever its ``fair`` (its ``eps`` and ``c`` then act on nothing);
+    ``init``, ``rng`` and ``backend`` are those of :class:`FairVFL`.
     """
-    params = FairVFLParams() if params is None else params
-    return FairVFL(blocks, y, s, dataclasses.replace(params, fair=False), **options)
+
+    def __init__(self, problem: VFLProblem, config: FairVFLConfig | None = None, *,
+                 init=None, rng: int | None = None, backend: str = "vectorized") -> None:
+        config = FairVFLConfig(fair=False) if config is None else config
+        if not isinstance(config, FairVFLConfig):
+            raise ValueError(f"config must be a FairVFLConfig, got {type(config).__name__}")
+        super().__init__(problem, dataclasses.replace(config, fair=False), init=init, rng=rng,
+                         backend=backend)

@@ -30,6 +30,8 @@ def _party_rows(X):
 class LinearBlock:
     """``g_k(theta; X) = X theta``; ``X`` dense or scipy sparse (one-hot columns)."""
 
+    random_init = False  # init() draws nothing (theta = 0): FairVFL hands it no generator
+
     def __init__(self, X) -> None:
         self.X = _party_rows(X)
         self.dim = self.X.shape[1]

@@ -26,9 +26,10 @@ INBOX_SIZE = 64
 
 
 class _Party:
-    def __init__(self, index: int, block, theta0, mu: float) -> None:
+    def __init__(self, index: int, block, theta0, mu: float, *, loop: bool = False) -> None:
         self.index = index
         self.block = block
+        self.loop = loop  # the gradient's VJP by block.vjp_loop (the equality oracle)
         self.theta = theta0
         self.mu = mu
         self.u = block.forward(theta0)
@@ -45,14 +46,16 @@ class _Party:
 
     def _gradient_step(self, th, nu: np.ndarray, step: float):
         """``th - (1/eta) (VJP_k(th; nu) + mu th)``: [C](10)-(11) / [J](11), (14)."""
-        return th - step * (self.block.vjp(th, nu) + self.mu * th)
+        vjp = self.block.vjp_loop if self.loop else self.block.vjp
+        return th - step * (vjp(th, nu) + self.mu * th)
 
 
 class ActiveParty(_Party):
     """Holds ``(X^k, y, s)`` and the loss; may take several local steps per round."""
 
-    def __init__(self, index: int, block, theta0, mu: float, groups: FairnessGroups) -> None:
-        super().__init__(index, block, theta0, mu)
+    def __init__(self, index: int, block, theta0, mu: float, groups: FairnessGroups, *,
+                 loop: bool = False) -> None:
+        super().__init__(index, block, theta0, mu, loop=loop)
         self.groups = groups
 
     def local_update(self, message: ActiveBroadcast, n_steps: int,

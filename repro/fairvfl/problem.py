@@ -11,6 +11,10 @@ specs/fairvfl.md §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
   ``1/n - (lam1 - lam2)/|N^b|`` on ``N^b``, ``1/n`` elsewhere, so that
   ``grad_k f = sum_i w_i o_i dg_k/dtheta_k + mu theta_k`` ([C](8) = [J](9));
 - dual gradient ``grad_lam f~ = (D - eps - c lam1, -D - eps - c lam2)`` ([C](7) = [J](8)).
+
+:class:`VFLProblem` bundles what the parties and the server hold (the party blocks, ``y``,
+``s`` and their :class:`FairnessGroups`): the ``problem`` of
+:class:`~repro.fairvfl.fair_vfl.FairVFL` (:mod:`repro.core.algorithm`).
 """
 
 from __future__ import annotations
@@ -89,6 +93,47 @@ class FairnessGroups:
         ``N^a`` and ``N^b`` are evaluated.
         """
         return float(softplus(-z[self.in_a]).mean() - softplus(-z[self.in_b]).mean())
+
+
+@dataclass(frozen=True, eq=False)
+class VFLProblem:
+    """The training problem of one Fair VFL run: ``blocks``, one model block per party
+    (``LinearBlock`` / ``MLPBlock`` or an object with their methods) bound to that party's
+    columns ``X^k`` of the training rows; ``y`` in {-1, +1} and ``s`` (True = group a), one
+    entry per row, held by the server and the active parties only; ``groups``, the
+    :class:`FairnessGroups` of ``(y, s)``.
+
+    ``groups=None`` (every experiment) means Definition 1, ``FairnessGroups.from_labels(y, s)``.
+    A handed ``groups`` is for diagnostics that run a rejected reading of Definition 1 (a
+    subclass with other ``N^s``, ``repro.fairvfl.diagnostics``); its labels must equal ``y``.
+    Bad inputs raise ``ValueError`` naming the argument; that every block holds the rows of
+    ``y`` is checked when an algorithm first evaluates the blocks.
+    """
+
+    blocks: tuple
+    y: np.ndarray
+    s: np.ndarray
+    groups: FairnessGroups | None = None
+
+    def __post_init__(self) -> None:
+        groups = self.groups
+        if groups is None:
+            groups = FairnessGroups.from_labels(self.y, self.s)
+        elif not (isinstance(groups, FairnessGroups)
+                  and np.array_equal(groups.y, np.asarray(self.y, dtype=np.float64))):
+            raise ValueError("groups must be a FairnessGroups built from these labels y")
+        blocks = tuple(self.blocks)
+        if not blocks:
+            raise ValueError("blocks must hold at least one party's model block")
+        object.__setattr__(self, "blocks", blocks)
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "y", groups.y)
+        object.__setattr__(self, "s", np.asarray(self.s).astype(bool))
+
+    @property
+    def n(self) -> int:
+        """Number of training rows."""
+        return self.groups.n
 
 
 def softplus(x: np.ndarray) -> np.ndarray:

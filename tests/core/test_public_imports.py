@@ -70,15 +70,16 @@ def test_submodules_still_import_through_the_package():
 
 
 def test_fedbcd_is_fair_vfl_without_the_dual():
-    from repro.fairvfl import FairVFLParams, FedBCD, LinearBlock
+    from repro.fairvfl import FairVFLConfig, FedBCD, LinearBlock, VFLProblem
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 4))
     y = np.where(rng.random(40) < 0.5, 1, -1)
     y[:2] = 1
     s = np.arange(40) % 2 == 0
-    alg = FedBCD([LinearBlock(X[:, :2]), LinearBlock(X[:, 2:])], y, s, FairVFLParams(eps=0.0))
-    assert alg.params.fair is False and alg.params.eps == 0.0
+    alg = FedBCD(VFLProblem([LinearBlock(X[:, :2]), LinearBlock(X[:, 2:])], y, s),
+                 FairVFLConfig(eps=0.0))
+    assert alg.config.fair is False and alg.config.eps == 0.0
     alg.run(5)
     assert np.array_equal(alg.state.lam, np.zeros(2))
 

@@ -10,11 +10,12 @@ import torch
 from scipy.special import expit
 
 from repro.core.validation import DivergenceError
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig, VFLRoundMessages
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
 from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload, payload_floats
 from repro.fairvfl.models import LinearBlock, MLPBlock
 from repro.fairvfl.parties import ActiveParty, PassiveParty
+from repro.fairvfl.problem import VFLProblem
 
 
 def _instance(seed=0, n=200, m=9, K=3):
@@ -22,8 +23,7 @@ def _instance(seed=0, n=200, m=9, K=3):
 
 
 def _lm(X, y, s, blocks, **kw):
-    return FairVFL(linear_blocks(X, blocks), y, s, FairVFLParams(**kw),
-                   rng=np.random.default_rng(7))
+    return FairVFL(VFLProblem(linear_blocks(X, blocks), y, s), FairVFLConfig(**kw), rng=7)
 
 
 def _closed_form_nu(y, s, z, lam):
@@ -47,7 +47,7 @@ def test_passive_party_never_receives_labels_or_groups():
     for _ in range(20):
         msgs = alg.step()
         assert len(msgs.to_active) == 1 and len(msgs.to_passive) == 2
-        assert all(isinstance(u, Upload) and payload_floats(u) == len(y) for u in msgs.uploads)
+        assert all(isinstance(u, Upload) and payload_floats(u) == len(y) for u in msgs.uplink)
         assert payload_floats(msgs.to_active[0]) == len(y) + 2
         assert payload_floats(msgs.to_passive[0]) == len(y)
     assert isinstance(alg.parties[0], ActiveParty)
@@ -203,7 +203,7 @@ def test_q_local_steps_are_block_jacobi_with_stale_reads():
         msgs = alg.step()
         assert alg.state.kappa == Q * len(blocks)
         # [C] Alg. 1 line 7: every party uploads after each of its Q local steps
-        assert len(msgs.uploads) == Q * len(blocks)
+        assert len(msgs.uplink) == Q * len(blocks)
     np.testing.assert_allclose(np.concatenate(alg.thetas()), np.concatenate(thetas),
                                rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(alg.server.lam, lam, rtol=1e-11, atol=1e-13)
@@ -234,16 +234,16 @@ def test_upload_after_every_local_step_as_printed(roles, mode):
     for _ in range(30):
         msgs, msgs_old = alg.step(), old.step()
         q = [p.last_steps for p in alg.parties]
-        per_party = [sum(u.party == k for u in msgs.uploads) for k in range(len(blocks))]
+        per_party = [sum(u.party == k for u in msgs.uplink) for k in range(len(blocks))]
         expected = [q_k if isinstance(p, ActiveParty) else 1
                     for p, q_k in zip(alg.parties, q, strict=True)]
         assert per_party == expected
-        assert len(msgs.uploads) == alg.state.kappa == sum(expected)
-        assert len(msgs_old.uploads) == len(blocks)
+        assert len(msgs.uplink) == alg.state.kappa == sum(expected)
+        assert len(msgs_old.uplink) == len(blocks)
         counts_seen.add(tuple(per_party))
         # the last upload of every party is its new contribution X^k theta_k^(t+1)
         for k, (p, th) in enumerate(zip(alg.parties, alg.thetas(), strict=True)):
-            last = [u for u in msgs.uploads if u.party == k][-1]
+            last = [u for u in msgs.uplink if u.party == k][-1]
             np.testing.assert_array_equal(last.u, p.block.forward(th))
         for a, b in zip(alg.thetas(), old.thetas(), strict=True):
             assert np.array_equal(a, b)  # bitwise
@@ -266,7 +266,7 @@ def test_intermediate_uploads_are_the_local_iterates():
     mu = 2 / len(y)
     msgs = alg.step()
     for k, b in enumerate(blocks):
-        ups = [u.u for u in msgs.uploads if u.party == k]
+        ups = [u.u for u in msgs.uplink if u.party == k]
         th = thetas0[k]
         for q in range(2):
             z = z0 - X[:, b] @ thetas0[k] + X[:, b] @ th
@@ -284,12 +284,10 @@ def test_inactive_constraint_is_identical_to_fedbcd(model):
     def make(fair):
         if model == "LM":
             blks = linear_blocks(X, blocks)
-            gens = None
         else:
             blks = [MLPBlock(X[:, b], (6, 5), "float64") for b in blocks]
-            gens = [torch.Generator().manual_seed(k) for k in range(len(blocks))]
-        return FairVFL(blks, y, s, FairVFLParams(eps=5.0, eta=3.0, fair=fair, roles="journal"),
-                       init_generators=gens)
+        return FairVFL(VFLProblem(blks, y, s),
+                       FairVFLConfig(eps=5.0, eta=3.0, fair=fair, roles="journal"), rng=0)
 
     fair, base = make(True), make(False)
     for _ in range(100):
@@ -306,9 +304,8 @@ def test_random_mode_kappa_range_and_determinism():
     X, y, s, blocks = _instance(6)
 
     def run():
-        alg = FairVFL(linear_blocks(X, blocks), y, s,
-                      FairVFLParams(Q=4, mode="random", eta=5.0),
-                      rng=np.random.Generator(np.random.PCG64(11)))
+        alg = FairVFL(VFLProblem(linear_blocks(X, blocks), y, s),
+                      FairVFLConfig(Q=4, mode="random", eta=5.0), rng=11)
         kappas = []
         for _ in range(30):
             alg.step()
@@ -328,7 +325,7 @@ def test_random_mode_kappa_range_and_determinism():
     ("c", -1e-3, r"c must be in \[0")])
 def test_invalid_hyperparameters_name_the_parameter(field, value, match):
     with pytest.raises(ValueError, match=match):
-        FairVFLParams(**{field: value})
+        FairVFLConfig(**{field: value})
 
 
 def test_divergence_names_the_round():
@@ -352,3 +349,53 @@ def test_dual_step_matches_c9_closed_form():
     a, b = (y == 1) & s, (y == 1) & ~s
     assert abs(alg.state.d - (np.log1p(expit(z[a]) ** -1 - 1).mean()
                               - np.log1p(expit(z[b]) ** -1 - 1).mean())) < 1e-12
+
+
+def test_round_messages_name_their_parts():
+    """Issue 32: step() returns the core RoundMessages (round, downlink, uplink); downlink holds
+    one broadcast per party in party order, ``to_active`` / ``to_passive`` are its views.
+    """
+    X, y, s, blocks = _instance(2)
+    alg = _lm(X, y, s, blocks, roles="journal", Q=2, eta=5.0)
+    seen = []
+    state = alg.run(3, callback=lambda r, st, m: seen.append((r, st.t, m)))
+    assert state is alg.state and [(r, t) for r, t, _ in seen] == [(1, 1), (2, 2), (3, 3)]
+    for r, _, m in seen:
+        assert isinstance(m, VFLRoundMessages) and m.round == r
+        assert [type(b) for b in m.downlink] == [ActiveBroadcast, PassiveBroadcast,
+                                                 PassiveBroadcast]
+        assert m.to_active == m.downlink[:1] and m.to_passive == m.downlink[1:]
+        assert [u.party for u in m.uplink] == [0, 0, 1, 2]  # Q = 2 uploads of the active party
+    assert alg.run(10, stop=lambda st: st.t >= 5).t == 5
+    with pytest.raises(ValueError, match="needs rounds= or stop="):
+        alg.run()
+
+
+def test_schedules_give_eta_t_and_c_t_of_round_t():
+    """eta_schedule / c_schedule (Theorem 2's eta_t, c_t) are called with the round t being
+    taken; a constant schedule is bitwise the constant, and the dual step uses c_t ([C](9)).
+    """
+    X, y, s, blocks = _instance(8)
+    const = _lm(X, y, s, blocks, eps=0.02, beta=0.5, c=0.1, eta=3.0)
+    sched = _lm(X, y, s, blocks, eps=0.02, beta=0.5, eta_schedule=lambda t: 3.0,
+                c_schedule=lambda t: 0.1)
+    const.run(5)
+    sched.run(5)
+    assert all(np.array_equal(a, b) for a, b in zip(const.thetas(), sched.thetas(), strict=True))
+    assert np.array_equal(const.server.lam, sched.server.lam)
+    calls = []
+
+    def c_t(t):
+        calls.append(t)
+        return 0.5 / t
+
+    alg = _lm(X, y, s, blocks, eps=0.02, beta=0.5, eta=3.0, c_schedule=c_t)
+    for t in range(1, 8):
+        lam = alg.server.lam.copy()
+        alg.step()
+        D = alg.state.d
+        expect = np.maximum(0, (1 - 0.5 * 0.5 / t) * lam
+                            + 0.5 * np.array([D - 0.02, -D - 0.02]))
+        np.testing.assert_allclose(alg.server.lam, expect, rtol=1e-14, atol=1e-15)
+    assert calls == list(range(1, 8))
+    assert alg.server.lam.max() > 0  # the dual step (and so c_t) acted

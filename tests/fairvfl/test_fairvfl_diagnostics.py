@@ -150,8 +150,9 @@ def test_adult_constraint_cost_accounting_on_a_short_run():
 
 def test_fairvfl_runs_a_handed_reading_of_the_groups_and_checks_its_labels():
     from repro.fairvfl.diagnostics import WholeGroupFairness
-    from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+    from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
     from repro.fairvfl.models import LinearBlock
+    from repro.fairvfl.problem import VFLProblem
 
     rng = np.random.default_rng(5)
     n = 60
@@ -159,10 +160,9 @@ def test_fairvfl_runs_a_handed_reading_of_the_groups_and_checks_its_labels():
     y = np.where(X[:, 0] + rng.normal(size=n) > 0, 1.0, -1.0)
     s = rng.random(n) < 0.5
     with pytest.raises(ValueError, match="groups must be a FairnessGroups built from these"):
-        FairVFL([LinearBlock(X)], y, s, FairVFLParams(), groups=WholeGroupFairness.from_labels(
-            -y, s))
+        VFLProblem([LinearBlock(X)], y, s, groups=WholeGroupFairness.from_labels(-y, s))
     g = WholeGroupFairness.from_labels(y, s)
-    alg = FairVFL([LinearBlock(X)], y, s, FairVFLParams(eps=0.0), groups=g)
+    alg = FairVFL(VFLProblem([LinearBlock(X)], y, s, groups=g), FairVFLConfig(eps=0.0))
     alg.run(5)
     assert alg.server.groups is g and alg.parties[0].groups is g
     assert alg.state.d == g.deo_signed(alg.server.z)

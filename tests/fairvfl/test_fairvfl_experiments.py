@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from repro.core.metrics import harmonic_mean
@@ -144,3 +146,69 @@ def test_claims_on_incomplete_records_fail_with_a_reason():
                     curves={"loss": [0.7, 0.6], "D": [0.0, 0.1]})
     ok, text = C.j1b_inactive_identical([rec])
     assert ok is False and text.startswith("not evaluable")
+
+
+def test_every_experiment_names_the_methods_its_cells_run():
+    """Issue 32: ``Experiment.methods`` is each table's own list, the methods of its cells at
+    every scale, each a library method (repro.fairvfl.methods).
+    """
+    from repro.fairvfl.methods import METHODS
+
+    exps = load_all()
+    for name in NAMES:
+        exp = exps[name]
+        assert exp.methods and set(exp.methods) <= set(METHODS), name
+        for scale in exp.scales:
+            assert {c["method"] for c in exp.cells(scale)} == set(exp.methods), (name, scale)
+    assert exps["fairvfl.conf_fig2"].methods == ("FairVFL",)
+
+
+def test_a_new_method_file_changes_no_experiment(tmp_path, monkeypatch):
+    """A method module dropped into repro.fairvfl.methods is listed and runnable, and no
+    experiment's methods or cells change (a table runs the methods it names).
+    """
+    import importlib
+    import sys
+
+    from repro.core.methods import discover
+    from repro.fairvfl import methods as pkg
+
+    exps = load_all()
+    before = {n: (exps[n].methods, exps[n].cells("smoke")) for n in NAMES}
+    (tmp_path / "throwaway.py").write_text(
+        "from repro.core.methods import Method\n"
+        "from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig\n"
+        "def _configure(problem, **options):\n"
+        "    return FairVFLConfig(fair=True, **{'eps': 0.5, **options})\n"
+        "METHOD = Method('Throwaway', FairVFL, _configure, 'Fair VFL at eps = 0.5 (a test)')\n")
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    importlib.invalidate_caches()
+    try:
+        found = discover(pkg.__name__, pkg.__path__)
+        assert list(found) == ["FairVFL", "FedBCD", "Throwaway"]
+        alg = found["Throwaway"].build(pkg.tiny_problem(1), rng=0)
+        assert alg.config.eps == 0.5 and alg.run(3).t == 3
+    finally:
+        sys.modules.pop(f"{pkg.__name__}.throwaway", None)
+    assert {n: (exps[n].methods, exps[n].cells("smoke")) for n in NAMES} == before
+    assert "Throwaway" not in pkg.METHODS
+
+
+def test_the_methods_an_experiment_names_are_in_its_code_identity():
+    """Editing a method module (or its algorithm file) an experiment runs stales its records:
+    both are in the cells' import closure (repro.engine.code_identity), although
+    repro.fairvfl.methods finds its modules dynamically.
+    """
+    import inspect
+    import sys
+
+    from repro.engine.code_identity import code_files
+    from repro.fairvfl.methods import METHODS
+
+    exps = load_all()
+    for name in NAMES:
+        files = set(code_files(exps[name]))
+        for method in exps[name].methods:
+            m = METHODS[method]
+            assert Path(sys.modules[m.module].__file__).resolve() in files, (name, method)
+            assert Path(inspect.getfile(m.algorithm)).resolve() in files, (name, method)

@@ -19,7 +19,7 @@ import repro.fairvfl.analysis as analysis
 from repro.fairvfl.fair_vfl import FairVFL
 from repro.fairvfl.messages import PassiveBroadcast
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.parties import Server
+from repro.fairvfl.parties import Server, _Party
 from repro.fairvfl.problem import FairnessGroups, dual_gradient, softplus
 from theory.registry import load_check_modules, registered, seed_for
 
@@ -52,13 +52,14 @@ def _dual_step_scaled(factor):
 
 
 def _primal_step_scaled(factor):
-    """FairVFL.step with the primal step 1/eta multiplied by ``factor``."""
-    original = FairVFL.step
+    """Every party's gradient step [C](11) / [J](14) with the primal step 1/eta multiplied by
+    ``factor``.
+    """
+    original = _Party._gradient_step
 
-    def planted(self, *, eta_t=None, c_t=None):
-        eta = self.eta if eta_t is None else eta_t
-        return original(self, eta_t=eta / factor, c_t=c_t)
-    return lambda mp: mp.setattr(FairVFL, "step", planted)
+    def planted(self, th, nu, step):
+        return original(self, th, nu, step * factor)
+    return lambda mp: mp.setattr(_Party, "_gradient_step", planted)
 
 
 def _constant_scaled(key, factor):
@@ -77,8 +78,8 @@ def _kappa_quartered(mp):
     """kappa(t) counting a quarter of the round's local steps."""
     original = FairVFL.step
 
-    def planted(self, **kwargs):
-        out = original(self, **kwargs)
+    def planted(self):
+        out = original(self)
         self.state.kappa = max(self.state.kappa // 4, 1)
         return out
     mp.setattr(FairVFL, "step", planted)

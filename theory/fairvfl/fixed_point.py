@@ -26,9 +26,9 @@ from repro.fairvfl.analysis import (
     smoothness_constants,
     weighted_logistic_solution,
 )
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
-from repro.fairvfl.problem import FairnessGroups
+from repro.fairvfl.problem import FairnessGroups, VFLProblem
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -95,8 +95,8 @@ def check(seed: int, size: str) -> CheckResult:
                         "gt_feasibility": (max(abs(fp.D) - eps - c * fp.lam.max(), 0), 1e-8)}
                 limits = []
                 for Q in (1, 4):
-                    alg = FairVFL(linear_blocks(X, blocks), y, s,
-                                  FairVFLParams(eps=eps, eta=2 * L_L * Q, beta=0.1, c=c, Q=Q))
+                    alg = FairVFL(VFLProblem(linear_blocks(X, blocks), y, s),
+                                  FairVFLConfig(eps=eps, eta=2 * L_L * Q, beta=0.1, c=c, Q=Q))
                     alg.run(T)
                     th = np.concatenate(alg.thetas())
                     lam = alg.server.lam

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
+from repro.fairvfl.problem import VFLProblem
 from theory.fairvfl.constants import assumption2, grad_D, grad_L, groups_masks, iota
 from theory.fairvfl.constants import iota_zero_eta as lemma1_min_eta
 from theory.registry import register
@@ -33,8 +34,9 @@ def _rel_margin(rhs: float, lhs: float) -> float:
 
 
 def _lm(X, y, s, blocks, **kw):
-    return FairVFL(linear_blocks(X, blocks), y, s, FairVFLParams(**kw),
-                   rng=np.random.Generator(np.random.PCG64(kw.get("Q", 1))))
+    # rng: mode random's Q_k^(t) come from numpy.random.default_rng(Q)
+    return FairVFL(VFLProblem(linear_blocks(X, blocks), y, s), FairVFLConfig(**kw),
+                   rng=kw.get("Q", 1))
 
 
 def f_lagrangian(X, y, s, theta, lam, eps: float, mu: float) -> float:

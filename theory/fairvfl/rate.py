@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
+from repro.fairvfl.problem import VFLProblem
 from theory.fairvfl.constants import assumption2, groups_masks, theorem2_eta
 from theory.registry import register
 from theory.result import CheckResult
@@ -70,9 +71,12 @@ def check(seed: int, size: str) -> CheckResult:
         def eta(t, L=L):
             return theorem2_eta(t, L, const["L_12"], K, Q, TAU, beta_th)
 
-        alg = FairVFL(linear_blocks(X, blocks), y, s,
-                      FairVFLParams(eps=EPS, beta=S, Q=Q, mode="random"),
-                      rng=np.random.Generator(np.random.PCG64(seed % 2**32)))
+        # the round-t eta_t and c_t of Theorem 2 as the config's schedules; mode random's
+        # Q_k^(t) come from numpy.random.default_rng(seed % 2**32)
+        alg = FairVFL(VFLProblem(linear_blocks(X, blocks), y, s),
+                      FairVFLConfig(eps=EPS, beta=S, Q=Q, mode="random", eta_schedule=eta,
+                                    c_schedule=c),
+                      rng=seed % 2**32)
         worst19, worst20, gaps, lam_max = np.inf, np.inf, [], 0.0
         step_err, active = 0.0, 0
         closest: dict = {}
@@ -82,7 +86,7 @@ def check(seed: int, size: str) -> CheckResult:
             lam = alg.server.lam.copy()
             g = np.array([d - EPS, -d - EPS])
             e = eta(t)
-            alg.step(eta_t=e, c_t=c(t))
+            alg.step()  # round t: eta_t = eta(t) = e, c_t = c(t)
             st = alg.state
             th1 = np.concatenate(alg.thetas())
             d = deo(th1)  # D(theta^{t+1}): the server's dual step [C](9) uses it

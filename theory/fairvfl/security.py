@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import ortho_group
 
-from repro.fairvfl.fair_vfl import FairVFL, FairVFLParams
+from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
 from repro.fairvfl.models import LinearBlock
-from repro.fairvfl.problem import FairnessGroups
+from repro.fairvfl.problem import FairnessGroups, VFLProblem
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -40,14 +40,14 @@ def check_rotation(seed: int, size: str) -> CheckResult:
         for Q in (1, 3):
             X, y, s, blocks = synthetic_instance(rng, n=150, m=9, K=3)
             Rs = [ortho_group.rvs(len(b), random_state=rng) for b in blocks]
-            p = FairVFLParams(eps=0.01, eta=5.0, beta=1.0, Q=Q, roles=roles)
-            a = FairVFL(linear_blocks(X, blocks), y, s, p)
-            r = FairVFL([LinearBlock(X[:, b] @ R) for b, R in zip(blocks, Rs, strict=True)],
-                        y, s, p)
+            p = FairVFLConfig(eps=0.01, eta=5.0, beta=1.0, Q=Q, roles=roles)
+            a = FairVFL(VFLProblem(linear_blocks(X, blocks), y, s), p)
+            r = FairVFL(VFLProblem([LinearBlock(X[:, b] @ R)
+                                    for b, R in zip(blocks, Rs, strict=True)], y, s), p)
             msg_err = th_err = 0.0
             for _ in range(T):
                 ma, mr = a.step(), r.step()
-                for ua, ur in zip(ma.uploads, mr.uploads, strict=True):
+                for ua, ur in zip(ma.uplink, mr.uplink, strict=True):
                     msg_err = max(msg_err, float(np.max(np.abs(ua.u - ur.u))
                                                  / (1e-300 + np.max(np.abs(ua.u)))))
                 for ta, tr, R in zip(a.thetas(), r.thetas(), Rs, strict=True):
@@ -144,8 +144,8 @@ def check_leak(seed: int, size: str) -> CheckResult:
 
     T = 100 if size == "small" else 1000
     sp = make_split("compas", 0, version="journal")
-    alg = FairVFL(linear_blocks(sp.X_train, sp.blocks), sp.y_train, sp.s_train,
-                  FairVFLParams(eps=0.01, eta=100.0, beta=0.1, roles="journal"))
+    alg = FairVFL(VFLProblem(linear_blocks(sp.X_train, sp.blocks), sp.y_train, sp.s_train),
+                  FairVFLConfig(eps=0.01, eta=100.0, beta=0.1, roles="journal"))
     passive = alg.parties[1]
     truth = np.where(alg.server.groups.in_a, 0, np.where(alg.server.groups.in_b, 1, 2))
     accs, aris, prev = [], [], None

@@ -18,6 +18,10 @@ C1_EPS = {"paper": {"adult": (0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4),
           "smoke": {"adult": (0.01, 0.1, 0.4), "compas": (0.01, 0.1, 0.25),
                     "crime": (0.01, 0.1, 0.25)}}
 DATA = tuple(f for d in DATASETS for f in data_files(d))
+# The library methods (repro.fairvfl.methods) each experiment's cells run, by printed name: its
+# ``Experiment.methods`` (tests/fairvfl/test_fairvfl_experiments.py holds them to the grids).
+TABLE_METHODS = ("FedBCD", "FairVFL")  # every table and figure but [C] Fig. 2
+CONF_FIG2_METHODS = ("FairVFL",)  # [C] Fig. 2: Fair VFL at Q in {1, 4, 7}
 
 
 def _cell(scale, dataset, version, model, method, seed, T, *, eps=None, Q=1, eta=100.0,

@@ -10,6 +10,11 @@ method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's sp
 A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4), see
 ``post_processing_metrics``. Every record carries DFP/DFN under all five readings of
 ``metric_readings.METRIC_READINGS`` (a metric reading needs no rerun).
+
+The method modules the cells run (``_cells.TABLE_METHODS``) are imported by name, so that they
+and their algorithm files (``fair_vfl.py``, ``fedbcd.py``) are in the cells' static import
+closure, i.e. their code identity (``repro.engine.code_identity``): ``repro.fairvfl.methods``
+finds its modules dynamically, which the closure does not follow.
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from repro.fairvfl.evaluate import (
     metrics_from_scores,
     post_processed_losses,
 )
-from repro.fairvfl.fair_vfl import FairVFLParams
-from repro.fairvfl.methods import build
+from repro.fairvfl.methods import build, fair_vfl, fedbcd  # noqa: F401
 from repro.fairvfl.models import LinearBlock, MLPBlock
+from repro.fairvfl.problem import VFLProblem
 from repro.fairvfl.roc_eo import roc_eo_expected
 
 BETA, C_CONST = 0.1, 1e-3  # §7: dual step and constant c_t
@@ -41,29 +46,26 @@ def _maybe_sparse(X: np.ndarray):
 
 
 def cell_algorithm(config: dict):
-    """The split and the algorithm (``methods.build(config["method"], ...)``) of a cell."""
+    """The split and the algorithm (``methods.build(config["method"], ...)``) of a cell.
+
+    ``rng`` is the run index ``seed`` (not the cell): an MLP party's initial network depends
+    on the run and the party only (``fair_vfl.init_generator``), so FedBCD and every
+    FairVFL(eps) of a run start from the same network (needed for claims J1b/J1d, §9).
+    """
     sp = make_split(config["dataset"], config["seed"], version=config["version"],
                     smoke=config.get("smoke", False) or config.get("subsample", False))
     if config["model"] == "LM":
         blocks = [LinearBlock(_maybe_sparse(sp.X_train[:, b])) for b in sp.blocks]
-        gens = None
     else:
-        import torch
-
         widths = tuple(config.get("widths", (32, 32)))
         dtype = config.get("dtype", "float32")
         blocks = [MLPBlock(sp.X_train[:, b], widths, dtype) for b in sp.blocks]
-        # Seeded per (run, party) and not per cell, so FedBCD and every FairVFL(eps) of a run
-        # start from the same network (needed for claims J1b/J1d, §9).
-        gens = [torch.Generator().manual_seed(
-            int(np.random.SeedSequence([int(config["seed"]), k]).generate_state(1)[0]))
-            for k in range(len(blocks))]
-    params = FairVFLParams(
-        eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA, c=C_CONST,
-        Q=int(config.get("Q", 1)), mode="exact",
-        roles="conf" if config["version"] == "conf" else "journal")
-    return sp, build(config["method"], blocks, sp.y_train, sp.s_train, params,
-                     init_generators=gens)
+    problem = VFLProblem(blocks, sp.y_train, sp.s_train)
+    alg = build(config["method"], problem, rng=int(config["seed"]),
+                eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA,
+                c=C_CONST, Q=int(config.get("Q", 1)), mode="exact",
+                roles="conf" if config["version"] == "conf" else "journal")
+    return sp, alg
 
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
@@ -76,7 +78,7 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
                           lam1=state.lam[0], lam2=state.lam[1])
 
     log(alg.state)
-    alg.run(int(config["T"]), callback=log)
+    alg.run(int(config["T"]), callback=lambda _round, state, _messages: log(state))
     X_test = [sp.X_test[:, b] for b in sp.blocks]
     z_test = alg.test_scores(X_test)
     metrics = dict(metrics_from_scores(sp.y_test, sp.s_test, z_test))

@@ -8,12 +8,13 @@ from __future__ import annotations
 from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments import claims as C
-from repro.fairvfl.experiments._cells import DATA, PAPER_C, conf_fig2_cells
+from repro.fairvfl.experiments._cells import CONF_FIG2_METHODS, DATA, PAPER_C, conf_fig2_cells
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.render import render_conf_fig2
 
 EXPERIMENT = register(Experiment(
     name="fairvfl.conf_fig2", title="[C] Fig. 2: training loss vs rounds for Q in {1,4,7}",
+    methods=CONF_FIG2_METHODS,
     paper=PAPER_C, cells=conf_fig2_cells, run_cell=run_cell, render=render_conf_fig2,
     cost={"smoke": "40 s", "paper": "4 min"}, data=DATA,
     claims=(Claim("(C2a) smaller eps -> larger final loss, every Q", "[C] §V-B(c)",
