@@ -123,7 +123,6 @@ def test_proxal_and_kkt_check_the_length_of_w():
 
 @pytest.mark.parametrize("backend", ["vectorized", "loop"])
 def test_fedmm_names_a_gradient_of_the_wrong_width(backend):
-
     from repro.fedmm import Block, FedMM, FedMMConfig
 
     class Narrow:  # returns the gradient of w only, forgetting psi's 2 entries

@@ -42,7 +42,8 @@ def make_fedmm(inst, mu: float, solver: str | LocalSolver, M: int = 5, eta: floa
     else:
         local = solver
     theta0 = torch.zeros(inst.d1 + inst.d2, dtype=torch.float64)
-    config = FedMMConfig(blocks, local_steps=M, eta3=eta3, eta3_constant=constant)
+    steps = {"local_steps": M} if local is None else {}  # M is LocalGDA's, not another solver's
+    config = FedMMConfig(blocks, eta3=eta3, eta3_constant=constant, **steps)
     return FedMM(QuadOracle(inst), config, init=theta0, local_solver=local)
 
 
