@@ -12,4 +12,4 @@ def _configure(problem, **options) -> FedAvgGDAConfig:
 
 
 METHOD = Method(name="FedAvgGDA", algorithm=FedAvgGDA, configure=_configure,
-                summary="FedAvgGDA: M local GDA steps, plain averaging (Algorithm 2, L_i = f_i)")
+                summary="M local GDA steps, plain averaging (Algorithm 2, L_i = f_i)")

@@ -13,5 +13,5 @@ def _configure(problem, **options) -> FedMMConfig:
 
 
 METHOD = Method(name="FedMM", algorithm=FedMM, configure=_configure,
-                summary="FedMM: local GDA on augmented Lagrangians, client duals, eta3-weighted "
+                summary="local GDA on augmented Lagrangians, client duals, eta3-weighted "
                         "upload (Algorithm 3, eqs. (11)-(16))")

@@ -12,5 +12,5 @@ def _configure(problem, **options) -> FedProxGDAConfig:
 
 
 METHOD = Method(name="FedProxGDA", algorithm=FedProxGDA, configure=_configure,
-                summary="FedProxGDA: local GDA on f_i plus the prox term mu (theta - theta0) "
+                summary="local GDA on f_i plus the prox term mu (theta - theta0) "
                         "(Algorithm 2, line 6)")

@@ -12,5 +12,5 @@ def _configure(problem, **options) -> FedSGDAConfig:
 
 
 METHOD = Method(name="FedSGDA", algorithm=FedSGDA, configure=_configure,
-                summary="FedSGDA (Peng et al.): one stochastic gradient per client, averaged "
+                summary="Peng et al.: one stochastic gradient per client, averaged "
                         "(Algorithm 1; FedAvgGDA with M = 1)")
