@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import torch
 
-from repro.core.validation import check_range
 from repro.fedmm.blocks import Block, check_blocks
 from repro.fedmm.federated import Federated, FedState
+from repro.fedmm.local_gda import check_local_steps
 from repro.fedmm.messages import Broadcast, RoundMessages, Upload
 
 Tensor = torch.Tensor
@@ -29,7 +29,7 @@ class FedAvgGDAConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", check_blocks(self.blocks))
-        check_range("local_steps", self.local_steps, low=1)
+        check_local_steps(self.local_steps)
 
 
 class FedAvgGDA(Federated):

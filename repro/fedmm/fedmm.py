@@ -21,6 +21,7 @@ import torch
 from repro.core.validation import check_range
 from repro.fedmm.blocks import Block, check_blocks
 from repro.fedmm.federated import Federated, FedState
+from repro.fedmm.local_gda import check_local_steps
 from repro.fedmm.messages import Broadcast, RoundMessages, Upload
 
 Tensor = torch.Tensor
@@ -44,7 +45,7 @@ class FedMMConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", check_blocks(self.blocks))
-        check_range("local_steps", self.local_steps, low=1)
+        check_local_steps(self.local_steps)
         check_range("eta3", self.eta3, low=0, high=1, low_open=True)
         for b in self.blocks:
             check_range(f"{b.name}.mu (FedMM divides by it in (15))", b.mu, low=0,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repro.core.validation import check_range
 from repro.fedmm.blocks import Block, check_blocks
 from repro.fedmm.fedavg_gda import FedAvgGDA
+from repro.fedmm.local_gda import check_local_steps
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class FedProxGDAConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", check_blocks(self.blocks))
-        check_range("local_steps", self.local_steps, low=1)
+        check_local_steps(self.local_steps)
 
 
 class FedProxGDA(FedAvgGDA):

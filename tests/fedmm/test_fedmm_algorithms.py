@@ -200,8 +200,10 @@ def test_config_validation():
         LocalGDA(Affine(K2, k2), 0)
     with pytest.raises(ValueError, match="backend"):
         LocalGDA(Affine(K2, k2), 1, backend="gpu")
-    with pytest.raises(ValueError, match="local_steps"):
+    with pytest.raises(ValueError, match="local_steps must be an int >= 1, got 0"):
         FedAvgGDAConfig(_blocks(), local_steps=0)
+    with pytest.raises(ValueError, match="local_steps must be an int >= 1, got 2.5"):
+        FedMMConfig(_blocks(), local_steps=2.5)
     with pytest.raises(ValueError, match="blocks must be non-empty"):
         FedSGDAConfig(())
     with pytest.raises(ValueError, match="Block objects"):
