@@ -77,8 +77,9 @@ def _quadratic_round() -> list[dict]:
     inst = gen_Q(0, N=8, d1=6, d2=4)
     blocks = (Block("omega", 6, 0.05, 1.0), Block("psi", 4, 0.05, 1.0))
     th = torch.zeros(10, dtype=torch.float64)
-    fast = build("FedMM", blocks, th, QuadOracle(inst), local_steps=20)
-    loop = build("FedMM", blocks, th, QuadOracle(inst), local_steps=20, backend="loop")
+    fast = build("FedMM", QuadOracle(inst), init=th, blocks=blocks, local_steps=20)
+    loop = build("FedMM", QuadOracle(inst), init=th, blocks=blocks, local_steps=20,
+                 backend="loop")
     return [{"case": "FedMM round, quadratic N=8, d=10, M=20",
              "baseline_s": best_time(loop.step, repeat=5), "fast_s": best_time(fast.step,
                                                                                 repeat=5)}]

@@ -78,9 +78,10 @@ def cmd_check(args) -> int:
         states = {}
         for backend in ("vectorized", "graphed"):
             try:
-                alg = build("FedMM", blocks_for(net, "mnist", "paper"), theta,
-                            random_da_problem(net, n=n, batch=batch, device=dev),
-                            local_steps=20, eta3=ETA3_BASE[method], backend=backend)
+                alg = build("FedMM", random_da_problem(net, n=n, batch=batch, device=dev),
+                            init=theta, backend=backend,
+                            blocks=blocks_for(net, "mnist", "paper"), local_steps=20,
+                            eta3=ETA3_BASE[method])
                 alg.step()  # warm-up (and the capture, for graphed)
                 sync()
                 t0 = time.perf_counter()

@@ -3,8 +3,9 @@
 ``problem`` (the saddle problem through the clients' player gradients, and its DA instance),
 ``blocks``/``messages``/``local_gda``/``federated`` (the parameter blocks, the protocol's
 messages, the clients' local GDA, the shared round), one module per algorithm (``fedmm``:
-Algorithm 3; ``fedavg_gda``, ``fedprox_gda``: Algorithm 2; ``fedsgda``), ``methods`` (the table
-of methods by name), ``models``/``adaptation`` (networks and DANN/CDAN/MDD losses), ``data``/
+Algorithm 3; ``fedavg_gda``, ``fedprox_gda``: Algorithm 2; ``fedsgda``), ``methods/`` (one
+module per method, collected by name), ``models``/``adaptation`` (networks and DANN/CDAN/MDD
+losses), ``data``/
 ``mobilenetv2``/``clients`` (MNIST-M and the Office-31 features, client allocation),
 ``training`` (presets, round loop, checkpoints), ``instances`` (small saddle problems for tests,
 theory and benchmarks), ``experiments/`` (Figs. 2, 4, 5 and Tables 1-2).
@@ -23,10 +24,12 @@ from repro.core.exports import lazy_exports
 _EXPORTS = {
     # Algorithm 3 and the baselines (Algorithm 2, FedSGDA), their hyperparameters and state
     "FedMM": "fedmm", "FedMMConfig": "fedmm",
-    "FedAvgGDA": "fedavg_gda", "BaselineConfig": "fedavg_gda", "FedProxGDA": "fedprox_gda",
-    "FedSGDA": "fedsgda", "Block": "blocks", "LocalGDA": "local_gda", "FedState": "federated",
-    # the table of methods by name
-    "METHODS": "methods", "ALGORITHMS": "methods", "build": "methods",
+    "FedAvgGDA": "fedavg_gda", "FedAvgGDAConfig": "fedavg_gda",
+    "FedProxGDA": "fedprox_gda", "FedProxGDAConfig": "fedprox_gda",
+    "FedSGDA": "fedsgda", "FedSGDAConfig": "fedsgda",
+    "Block": "blocks", "LocalGDA": "local_gda", "FedState": "federated",
+    # the methods by name (one module each under repro/fedmm/methods/)
+    "METHODS": "methods", "build": "methods",
     # the interface a user implements
     "PlayerGradient": "problem",
     # the messages of the protocol

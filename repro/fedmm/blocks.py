@@ -37,6 +37,39 @@ class Block:
         check_range(f"{self.name}.scale", self.scale, low=0, low_open=True)
 
 
+def check_blocks(blocks) -> tuple[Block, ...]:
+    """``blocks`` as a non-empty tuple of :class:`Block` (a config's validation), else a
+    ValueError naming the field.
+    """
+    blocks = tuple(blocks) if not isinstance(blocks, Block) else (blocks,)
+    if not blocks:
+        raise ValueError("blocks must be non-empty, got ()")
+    bad = [type(b).__name__ for b in blocks if not isinstance(b, Block)]
+    if bad:
+        raise ValueError(f"blocks must hold repro.fedmm.blocks.Block objects, got {bad}")
+    return blocks
+
+
+# Sec. 6, "Hyper-parameters" (MNIST -> MNIST-M, the paper form of specs/fedmm.md §5): one step
+# eta = 0.01 for both players and the penalty mu = 1
+PAPER_ETA, PAPER_MU = 0.01, 1.0
+
+
+def paper_blocks(problem) -> tuple[Block, Block]:
+    """The omega and psi blocks of a problem that states its split (``problem.sizes``, a
+    mapping with ``omega`` and ``psi``: :class:`repro.fedmm.problem.DAProblem`,
+    :class:`repro.fedmm.instances.QuadOracle`) with the paper's step and penalty (Sec. 6:
+    eta = 0.01, mu = 1): what a method's ``configure`` uses when no ``blocks=`` is given.
+    """
+    sizes = getattr(problem, "sizes", None)
+    if sizes is None:
+        raise ValueError(f"{type(problem).__name__} does not state its coordinate split "
+                         "(no `sizes` with 'omega' and 'psi'): pass blocks=(Block('omega', d1, "
+                         "eta1, mu1), Block('psi', d2, eta2, mu2)) to the method")
+    return (Block("omega", int(sizes["omega"]), PAPER_ETA, PAPER_MU),
+            Block("psi", int(sizes["psi"]), PAPER_ETA, PAPER_MU))
+
+
 def block_vectors(blocks: Sequence[Block], dtype=torch.float32,
                   device: torch.device | str = "cpu") -> tuple[Tensor, Tensor, Tensor]:
     """Per-coordinate ``(eta, mu, scale)`` vectors of length ``sum(b.size)``."""

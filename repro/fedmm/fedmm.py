@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import torch
 
 from repro.core.validation import check_range
-from repro.fedmm.blocks import Block
+from repro.fedmm.blocks import Block, check_blocks
 from repro.fedmm.federated import Federated, FedState
-from repro.fedmm.local_gda import LocalSolver
+from repro.fedmm.local_gda import check_local_steps
 from repro.fedmm.messages import Broadcast, RoundMessages, Upload
 
 Tensor = torch.Tensor
@@ -29,21 +29,24 @@ Tensor = torch.Tensor
 
 @dataclass(frozen=True)
 class FedMMConfig:
-    """FedMM hyperparameters: the blocks (eta_b, mu_b, s_b) and the eta3 base of (15).
+    """FedMM hyperparameters: the blocks (eta_b, mu_b, s_b), the local GDA steps M of
+    (11)-(12) and the eta3 base of (15).
 
-    ``eta3`` is the per-round base c with eta_3^t = c**t (t = 0, 1, ...; specs/fedmm.md §10.13); the
-    paper uses 1/1.0005 (DANN), 1/1.0002 (CDAN), 1/1.0001 (MDD). ``eta3_constant`` uses c in
-    every round instead (the theory checks' "constant eta3", specs/fedmm.md §9.2 T1/T3).
+    ``local_steps`` M: 20 in every experiment of Sec. 6 (Fig. 4 also 25). ``eta3`` is the
+    per-round base c with eta_3^t = c**t (t = 0, 1, ...; specs/fedmm.md §10.13); the paper uses
+    1/1.0005 (DANN), 1/1.0002 (CDAN), 1/1.0001 (MDD). ``eta3_constant`` uses c in every round
+    instead (the theory checks' "constant eta3", specs/fedmm.md §9.2 T1/T3).
     """
 
     blocks: tuple[Block, ...]
+    local_steps: int = 20
     eta3: float = 1.0
     eta3_constant: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", check_blocks(self.blocks))
+        check_local_steps(self.local_steps)
         check_range("eta3", self.eta3, low=0, high=1, low_open=True)
-        if not self.blocks:
-            raise ValueError("blocks must be non-empty, got ()")
         for b in self.blocks:
             check_range(f"{b.name}.mu (FedMM divides by it in (15))", b.mu, low=0,
                         low_open=True)
@@ -53,16 +56,19 @@ class FedMM(Federated):
     """Algorithm 3 (eqs. (11)-(16)): local GDA on the augmented Lagrangians (6), dual steps
     (13)-(14) kept on the clients, the eta3-weighted upload (15) and the average (16).
 
-    Duals start at zero (paper, "Hyper-parameters"). ``local_solver`` is a :class:`LocalGDA`
-    or, for the theory checks, an exact solver of the local saddle problem. ``theta0`` may be
-    a torch tensor or a numpy array (:func:`as_parameter_vector`); the state, and what
-    :meth:`run` returns, hold torch tensors (``state.theta0.numpy()`` for numpy).
+    ``FedMM(problem, config, *, init=None, rng=None, backend="vectorized",
+    local_solver=None)`` (:class:`repro.fedmm.federated.Federated`): the clients' local solve
+    is ``config.local_steps`` steps of :class:`LocalGDA` on ``problem``, or, for the theory
+    checks, ``local_solver`` (an exact solver of the local saddle problem). Duals start at zero
+    (paper, "Hyper-parameters"). ``init`` may be a torch tensor or a numpy array
+    (:func:`as_parameter_vector`); the state, and what :meth:`run` returns, hold torch tensors
+    (``state.theta0.numpy()`` for numpy).
     """
 
-    def __init__(self, config: FedMMConfig, theta0: Tensor, n_clients: int,
-                 local_solver: LocalSolver) -> None:
-        super().__init__(config.blocks, theta0, n_clients, local_solver)
-        self.config = config
+    def __init__(self, problem, config: FedMMConfig, *, init=None, rng=None,
+                 backend: str = "vectorized", local_solver=None) -> None:
+        super().__init__(problem, config, init=init, rng=rng, backend=backend,
+                         local_solver=local_solver)
         self.state.duals = torch.zeros_like(self.state.local)
 
     def step(self) -> RoundMessages:
@@ -75,4 +81,4 @@ class FedMM(Federated):
         shifted = local + (c / self.mu) * duals                              # (15)
         uploads = tuple(Upload(i, shifted[i]) for i in range(self.n_clients))
         self.state = FedState(t + 1, self.aggregate(uploads), local, duals)  # (16)
-        return RoundMessages(down, uploads)
+        return RoundMessages(t + 1, (down,), uploads)

@@ -4,20 +4,31 @@ local GDA adds ``mu (theta - theta0^t)``.
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
 
-from repro.fedmm.fedavg_gda import BaselineConfig, FedAvgGDA
-from repro.fedmm.local_gda import LocalSolver
+from repro.fedmm.blocks import Block, check_blocks
+from repro.fedmm.fedavg_gda import FedAvgGDA
+from repro.fedmm.local_gda import check_local_steps
 
-Tensor = torch.Tensor
+
+@dataclass(frozen=True)
+class FedProxGDAConfig:
+    """FedProxGDA hyperparameters: the blocks (each block's ``mu`` is the FedProx coefficient
+    of Alg. 2 line 6) and the local GDA steps M (20 in Sec. 6's experiments).
+    """
+
+    blocks: tuple[Block, ...]
+    local_steps: int = 20
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", check_blocks(self.blocks))
+        check_local_steps(self.local_steps)
 
 
-def FedProxGDA(config: BaselineConfig, theta0: Tensor, n_clients: int,
-               local_solver: LocalSolver) -> FedAvgGDA:
+class FedProxGDA(FedAvgGDA):
     """Algorithm 2, line 6: FedAvgGDA on the clients' proximal objectives.
 
     f_i + (mu/2)||omega - omega0||^2 - (mu/2)||psi - psi0||^2
     """
-    if not config.prox:
-        config = BaselineConfig(config.blocks, prox=True)
-    return FedAvgGDA(config, theta0, n_clients, local_solver)
+
+    PROX = True

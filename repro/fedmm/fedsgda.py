@@ -4,20 +4,30 @@ one stochastic gradient per client at the global point, averaged by the server.
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
 
-from repro.fedmm.fedavg_gda import BaselineConfig, FedAvgGDA
-from repro.fedmm.local_gda import LocalGDA
-from repro.fedmm.problem import PlayerGradient
-
-Tensor = torch.Tensor
+from repro.fedmm.blocks import Block, check_blocks
+from repro.fedmm.fedavg_gda import FedAvgGDA
 
 
-def FedSGDA(config: BaselineConfig, theta0: Tensor, n_clients: int,
-            oracle: PlayerGradient, backend: str = "vectorized") -> FedAvgGDA:
-    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; specs/fedmm.md §2): one stochastic
-    gradient per client at the global point, averaged by the server. Identical to FedAvgGDA with
-    M = 1 and no prox.
+@dataclass(frozen=True)
+class FedSGDAConfig:
+    """FedSGDA hyperparameters: the blocks (their ``eta`` the server's steps; ``mu`` unused).
+    One local step by definition, so no ``local_steps``.
     """
-    return FedAvgGDA(BaselineConfig(config.blocks, prox=False), theta0, n_clients,
-                     LocalGDA(oracle, 1, backend))
+
+    blocks: tuple[Block, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", check_blocks(self.blocks))
+
+
+class FedSGDA(FedAvgGDA):
+    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; specs/fedmm.md §2): one
+    stochastic gradient per client at the global point, averaged by the server. Identical to
+    FedAvgGDA with M = 1 and no prox.
+    """
+
+    @property
+    def local_steps(self) -> int:
+        return 1

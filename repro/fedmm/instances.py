@@ -111,6 +111,7 @@ class QuadOracle:
         self.n_clients = inst.n
         self.K = torch.from_numpy(inst.K())
         self.k = torch.from_numpy(inst.k())
+        self.sizes = {"omega": inst.d1, "psi": inst.d2}  # the coordinate split of theta
 
     def batched(self, theta: Tensor, t: int, m: int) -> Tensor:
         return torch.einsum("nij,nj->ni", self.K, theta) + self.k

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from repro.core.validation import check_choice, check_range
+from repro.core.validation import check_choice
 from repro.fedmm.graphed import GraphedRound
 from repro.fedmm.problem import PlayerGradient
 
@@ -44,7 +44,7 @@ class LocalGDA:
     _graphed: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_range("local_steps", self.local_steps, low=1)
+        check_local_steps(self.local_steps)
         check_choice("backend", self.backend, BACKENDS)
         if self.backend == "graphed" and not hasattr(self.oracle, "round_inputs"):
             raise ValueError(f"backend 'graphed' needs an oracle that draws a whole round's "
@@ -90,6 +90,14 @@ class LocalGDA:
                 direction = direction + dual
             theta = theta - eta * direction
         return theta
+
+
+def check_local_steps(value: object) -> None:
+    """M, the number of local GDA steps: an int >= 1, else a ValueError naming
+    ``local_steps``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"local_steps must be an int >= 1, got {value!r}")
 
 
 def _check_gradient(call: str, grad: object, shape: tuple, oracle: object) -> None:

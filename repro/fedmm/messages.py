@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from repro.core.algorithm import RoundMessages as CoreRoundMessages
+
 Tensor = torch.Tensor
 
 
@@ -31,11 +33,30 @@ class Upload:
 
 
 @dataclass(frozen=True)
-class RoundMessages:
-    """Everything that crossed the wire in one round: the broadcast and the N uploads."""
+class RoundMessages(CoreRoundMessages):
+    """Everything that crossed the wire in round ``round`` (1-based, :mod:`repro.core.algorithm`):
+    ``downlink`` holds the one :class:`Broadcast` (whose own ``round`` is the paper's t =
+    ``round - 1``), ``uplink`` the N :class:`Upload` in client order; :attr:`broadcast` and
+    :attr:`uploads` name them.
+    """
 
-    broadcast: Broadcast
-    uploads: tuple[Upload, ...]
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.downlink) != 1 or not isinstance(self.downlink[0], Broadcast):
+            raise ValueError(f"fedmm RoundMessages.downlink must be one Broadcast, got "
+                             f"{self.downlink!r}")
+        if not all(isinstance(u, Upload) for u in self.uplink):
+            raise ValueError("fedmm RoundMessages.uplink must hold Upload messages only")
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """Server -> every client: theta0^t."""
+        return self.downlink[0]
+
+    @property
+    def uploads(self) -> tuple[Upload, ...]:
+        """Client i -> server, i = 0, ..., N-1."""
+        return self.uplink
 
 
 def message_fields(msg: object) -> tuple[str, ...]:

@@ -83,6 +83,11 @@ class DAProblem:
         self._grad = grad(f, has_aux=True)
         self._vgrad = vmap(self._grad, randomness="error")
 
+    @property
+    def sizes(self) -> dict[str, int]:
+        """The coordinate split of theta = [omega; psi] (the network's)."""
+        return self.net.sizes
+
     def draw(self, i: int) -> tuple[Tensor, Tensor, Tensor, dict]:
         """Client i's next minibatch (source rows first) and its dropout masks."""
         s_stream, t_stream = self.streams[i]

@@ -133,9 +133,8 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
     end. Returns the final algorithm state.
     """
     blocks = blocks_for(net, task, spec.preset)
-    alg = build(spec.algorithm, blocks, theta0, problem, local_steps=spec.local_steps,
-                backend=spec.backend,
-                eta3=ETA3_BASE[net.method])
+    alg = build(spec.algorithm, problem, init=theta0, backend=spec.backend, blocks=blocks,
+                local_steps=spec.local_steps, eta3=ETA3_BASE[net.method])
     if checkpoint is not None and checkpoint.is_file():
         saved = torch.load(checkpoint, weights_only=False)
         alg.state = FedState(**saved["state"])

@@ -123,9 +123,7 @@ def test_proxal_and_kkt_check_the_length_of_w():
 
 @pytest.mark.parametrize("backend", ["vectorized", "loop"])
 def test_fedmm_names_a_gradient_of_the_wrong_width(backend):
-    import torch
-
-    from repro.fedmm import Block, FedMM, FedMMConfig, LocalGDA
+    from repro.fedmm import Block, FedMM, FedMMConfig
 
     class Narrow:  # returns the gradient of w only, forgetting psi's 2 entries
         n_clients = 4
@@ -137,8 +135,7 @@ def test_fedmm_names_a_gradient_of_the_wrong_width(backend):
             return theta_i[:3]
 
     blocks = (Block("omega", 3, eta=0.05, mu=1.0), Block("psi", 2, eta=0.05, mu=1.0))
-    alg = FedMM(FedMMConfig(blocks), torch.zeros(5, dtype=torch.float64), 4,
-                LocalGDA(Narrow(), local_steps=2, backend=backend))
+    alg = FedMM(Narrow(), FedMMConfig(blocks, local_steps=2), backend=backend)
     want = r"\(4, 3\); expected \(4, 5\)" if backend == "vectorized" else r"\(3,\); expected \(5,\)"
     with pytest.raises(ValueError, match=r"^Narrow\.(batched|client\(0, \.\.\.\)) returned a "
                        r"gradient of shape " + want):

@@ -132,3 +132,30 @@ def test_office_path_end_to_end_on_a_generated_miniature(isolated, monkeypatch, 
     assert 0 <= m["best_acc"] <= 1 and m["r_conv"] in (1.0, 2.0)
     cached = list((isolated / "cache" / "fedmm").glob("office31_*_32_*.npy"))
     assert len(cached) == 2 and np.load(cached[0]).shape == (9, 1280)
+
+
+def test_each_experiment_names_the_methods_its_cells_run_and_hashes_their_code():
+    """Issue 32: a fedmm experiment's ``methods`` are exactly the library methods its cells run
+    (at every scale), each a module of repro/fedmm/methods/; the cells' code identity holds
+    those method modules and the algorithm files behind them, so editing one stales the
+    records (training.build finds a method by name, which a static closure cannot follow).
+    """
+    from repro.engine.code_identity import code_files
+    from repro.fedmm.methods import METHODS
+
+    load_all()
+    files = {
+        "fedmm.fig2": {"fedavg_gda"}, "fedmm.fig4": {"fedmm", "fedsgda"},
+        "fedmm.fig5": {"fedmm", "fedavg_gda", "fedprox_gda"},
+        "fedmm.table1": {"fedmm", "fedavg_gda", "fedsgda"},
+    }
+    for name, modules in files.items():
+        exp = get(name)
+        assert set(exp.methods) <= set(METHODS)
+        assert len(exp.methods) == len(set(exp.methods)) == len(modules)
+        for scale in exp.scales:
+            assert {c["algorithm"] for c in exp.cells(scale)} == set(exp.methods), (name, scale)
+        assert {METHODS[m].module.rsplit(".", 1)[1] for m in exp.methods} == modules
+        closure = {p.as_posix().split("/repro/", 1)[1] for p in code_files(exp)}
+        for mod in modules:
+            assert {f"fedmm/methods/{mod}.py", f"fedmm/{mod}.py"} <= closure, (name, mod)

@@ -15,7 +15,7 @@ from repro.fedmm.clients import allocate_split_clients
 from repro.fedmm.graphed import CapturedCall
 from repro.fedmm.instances import QuadOracle, gen_Q, random_da_problem
 from repro.fedmm.local_gda import LocalGDA
-from repro.fedmm.methods import ALGORITHMS, build
+from repro.fedmm.methods import METHODS, build
 from repro.fedmm.models import DA_METHODS, MnistNet, OfficeHeads
 from repro.fedmm.problem import DAProblem
 from repro.fedmm.training import ETA3_BASE, blocks_for
@@ -31,8 +31,9 @@ def _one_thread():
 
 def _run(make_problem, net, algorithm, backend, rounds=2, local_steps=3, task="mnist"):
     theta = net.init(torch.Generator().manual_seed(0))
-    alg = build(algorithm, blocks_for(net, task, "paper"), theta, make_problem(),
-                local_steps=local_steps, eta3=ETA3_BASE[net.method], backend=backend)
+    alg = build(algorithm, make_problem(), init=theta, backend=backend,
+                blocks=blocks_for(net, task, "paper"), local_steps=local_steps,
+                eta3=ETA3_BASE[net.method])
     for _ in range(rounds):
         alg.step()
     return alg
@@ -47,7 +48,7 @@ def _assert_same_state(a, b):
 
 
 @pytest.mark.parametrize("method", DA_METHODS)
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", sorted(METHODS))
 def test_graphed_equals_vectorized_bitwise(method, algorithm):
     net = MnistNet(method)
     for p in (1.0, 0.5):
@@ -98,8 +99,9 @@ def test_graphed_equals_vectorized_with_batchnorm_running_stats():
     for backend in ("vectorized", "graphed"):
         probs[backend] = make()
         theta = net.init(torch.Generator().manual_seed(0))
-        alg = build("FedMM", blocks_for(net, "office", "paper"), theta, probs[backend],
-                    local_steps=4, eta3=ETA3_BASE["MDD"], backend=backend)
+        alg = build("FedMM", probs[backend], init=theta, backend=backend,
+                    blocks=blocks_for(net, "office", "paper"), local_steps=4,
+                    eta3=ETA3_BASE["MDD"])
         for _ in range(3):
             alg.step()
             probs[backend].sync_buffers()

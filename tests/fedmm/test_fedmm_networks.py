@@ -144,9 +144,10 @@ def test_vmapped_clients_equal_loop(method):
     net = MnistNet(method)
     theta0 = net.init(torch.Generator().manual_seed(0))
     blocks = (Block("omega", net.sizes["omega"], 0.01), Block("psi", net.sizes["psi"], 0.01))
-    a = build("FedMM", blocks, theta0, _problem(net, n=32, batch=4, p=0.75), local_steps=2)
-    b = build("FedMM", blocks, theta0, _problem(net, n=32, batch=4, p=0.75), local_steps=2,
-              backend="loop")
+    a = build("FedMM", _problem(net, n=32, batch=4, p=0.75), init=theta0, blocks=blocks,
+              local_steps=2)
+    b = build("FedMM", _problem(net, n=32, batch=4, p=0.75), init=theta0, blocks=blocks,
+              local_steps=2, backend="loop")
     a.run(1)
     b.run(1)
     torch.testing.assert_close(a.state.theta0, b.state.theta0, rtol=0, atol=2e-5)
@@ -156,8 +157,10 @@ def test_fedsgda_equals_fedavg_one_step_on_the_network():
     net = MnistNet("CDAN")
     theta0 = net.init(torch.Generator().manual_seed(0))
     blocks = (Block("omega", net.sizes["omega"], 0.01), Block("psi", net.sizes["psi"], 0.01))
-    a = build("FedSGDA", blocks, theta0, _problem(net, n=32, batch=4), local_steps=20)
-    b = build("FedAvgGDA", blocks, theta0, _problem(net, n=32, batch=4), local_steps=1)
+    a = build("FedSGDA", _problem(net, n=32, batch=4), init=theta0, blocks=blocks,
+              local_steps=20)
+    b = build("FedAvgGDA", _problem(net, n=32, batch=4), init=theta0, blocks=blocks,
+              local_steps=1)
     a.run(2)
     b.run(2)
     assert torch.equal(a.state.theta0, b.state.theta0)

@@ -44,7 +44,7 @@ def _fedmm_step(dual: float = 1.0, upload: float = 1.0):
         shifted = local + upload * (c / self.mu) * duals
         uploads = tuple(messages.Upload(i, shifted[i]) for i in range(self.n_clients))
         self.state = federated.FedState(t + 1, self.aggregate(uploads), local, duals)
-        return messages.RoundMessages(down, uploads)
+        return messages.RoundMessages(t + 1, (down,), uploads)
 
     return lambda mp: mp.setattr(FedMM, "step", step)
 

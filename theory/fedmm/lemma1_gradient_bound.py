@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 from repro.fedmm.fedmm import FedMM, FedMMConfig
-from repro.fedmm.instances import NewtonLocalSolver, gen_NL
+from repro.fedmm.instances import NewtonLocalSolver, NLOracle, gen_NL
 from theory.fedmm.theorem1_remark_fixed_point import blocks_for
 from theory.registry import register
 from theory.result import CheckResult
@@ -106,8 +106,10 @@ def lemma1_gaps(inst, mu: float, rounds: int) -> dict | None:
     """
     d1 = inst.d1
     L12 = l12(inst)
-    alg = FedMM(FedMMConfig(blocks_for(d1, inst.d2, mu), ETA3, eta3_constant=True),
-                torch.zeros(d1 + inst.d2, dtype=torch.float64), inst.n, NewtonLocalSolver(inst))
+    alg = FedMM(NLOracle(inst), FedMMConfig(blocks_for(d1, inst.d2, mu), eta3=ETA3,
+                                            eta3_constant=True),
+                init=torch.zeros(d1 + inst.d2, dtype=torch.float64),
+                local_solver=NewtonLocalSolver(inst))
     gaps = {"a_literal_exact": -np.inf, "b_literal_surrogate": -np.inf,
             "c13_index_corrected_dual": -np.inf, "c16_index_corrected_centre": -np.inf}
     out = {"points": 0, "nontrivial": 0, "ratio": 0.0, "lhs": None, "rhs": None}

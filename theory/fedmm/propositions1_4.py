@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from repro.fedmm.fedmm import FedMM, FedMMConfig
-from repro.fedmm.instances import NewtonLocalSolver, gen_NL, gen_Q
+from repro.fedmm.instances import NewtonLocalSolver, NLOracle, gen_NL, gen_Q
 from theory.fedmm.theorem1_remark_fixed_point import blocks_for, make_fedmm
 from theory.registry import register
 from theory.result import CheckResult
@@ -46,8 +46,8 @@ def _quad(inst, mu: float, eta3: float):
 def _nonlinear(inst, mu: float, eta3: float):
     blocks = blocks_for(inst.d1, inst.d2, mu)
     theta0 = torch.zeros(inst.d1 + inst.d2, dtype=torch.float64)
-    alg = FedMM(FedMMConfig(blocks, eta3, eta3_constant=True), theta0, inst.n,
-                NewtonLocalSolver(inst))
+    alg = FedMM(NLOracle(inst), FedMMConfig(blocks, eta3=eta3, eta3_constant=True),
+                init=theta0, local_solver=NewtonLocalSolver(inst))
     return alg, lambda theta: torch.from_numpy(
         np.stack([inst.G(i, theta[i].numpy()) for i in range(inst.n)]))
 

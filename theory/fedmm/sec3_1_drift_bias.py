@@ -35,7 +35,7 @@ def run(inst, name: str, M: int, eta: float, mu: float, rounds: int) -> float:
     """Relative error of method ``name`` after ``rounds`` rounds from theta0 = 0."""
     blocks = (Block("omega", inst.d1, eta, mu), Block("psi", inst.d2, eta, mu))
     theta0 = torch.zeros(inst.d1 + inst.d2, dtype=torch.float64)
-    alg = build(name, blocks, theta0, QuadOracle(inst), local_steps=M, eta3=1.0)
+    alg = build(name, QuadOracle(inst), init=theta0, blocks=blocks, local_steps=M, eta3=1.0)
     alg.run(rounds)
     return rel_error(inst, alg)
 

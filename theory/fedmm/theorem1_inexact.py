@@ -47,8 +47,8 @@ def stationarity(inst, eps: float, seed: int, mu: float = 5.0, T: int = 400,
     sqrt(eps) times one fixed perturbation (which would make G exactly linear in eps on an
     affine problem whatever the algorithm does).
     """
-    alg = make_fedmm(inst, mu, "exact")
-    alg.local_solver = InexactLocalSolver(inst, eps, np.random.default_rng([seed, 7, stream]))
+    alg = make_fedmm(inst, mu, InexactLocalSolver(inst, eps,
+                                                  np.random.default_rng([seed, 7, stream])))
     vals = []
     for t in range(T):
         alg.step()

@@ -17,7 +17,7 @@ import torch
 from repro.fedmm.blocks import Block
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import ExactLocalSolver, QuadOracle, gen_Q
-from repro.fedmm.local_gda import LocalGDA
+from repro.fedmm.local_gda import LocalSolver
 from theory.fedmm.trajectory import saddle
 from theory.registry import register
 from theory.result import CheckResult
@@ -31,16 +31,20 @@ def blocks_for(d1: int, d2: int, mu: float, eta: float = 0.05) -> tuple[Block, B
     return (Block("omega", d1, eta, mu), Block("psi", d2, eta, mu))
 
 
-def make_fedmm(inst, mu: float, solver: str, M: int = 5, eta: float = 0.05,
+def make_fedmm(inst, mu: float, solver: str | LocalSolver, M: int = 5, eta: float = 0.05,
                eta3: float = 1.0, constant: bool = True) -> FedMM:
-    """FedMM (Algorithm 3) on a Q instance with exact (``solver='exact'``) or M-step GDA local
-    solves.
+    """FedMM (Algorithm 3) on a Q instance from theta0 = 0 with exact (``solver='exact'``),
+    M-step GDA (``'gda'``, the package's LocalGDA) or the given local solves.
     """
     blocks = blocks_for(inst.d1, inst.d2, mu, eta)
-    local = (ExactLocalSolver(inst) if solver == "exact"
-             else LocalGDA(QuadOracle(inst), M))
+    if isinstance(solver, str):
+        local = ExactLocalSolver(inst) if solver == "exact" else None
+    else:
+        local = solver
     theta0 = torch.zeros(inst.d1 + inst.d2, dtype=torch.float64)
-    return FedMM(FedMMConfig(blocks, eta3, eta3_constant=constant), theta0, inst.n, local)
+    steps = {"local_steps": M} if local is None else {}  # M is LocalGDA's, not another solver's
+    config = FedMMConfig(blocks, eta3=eta3, eta3_constant=constant, **steps)
+    return FedMM(QuadOracle(inst), config, init=theta0, local_solver=local)
 
 
 def run_to_rest(alg: FedMM, max_rounds: int) -> tuple[int, float]:

@@ -77,9 +77,8 @@ def local_contraction(inst, mu: float = MU, eta: float = ETA) -> float:
 
 def stationarity(inst, eps: float, rounds: int) -> tuple[float, list[list[int]]]:
     """G(eps) = mean_{t > T/2} ||grad Phi(omega0^t)||^2 and the local step counts."""
-    alg = make_fedmm(inst, MU, "exact", eta=ETA)
     solver = ToleranceGDA(QuadOracle(inst), eps)
-    alg.local_solver = solver
+    alg = make_fedmm(inst, MU, solver, eta=ETA)
     vals = []
     for t in range(1, rounds + 1):
         alg.step()

@@ -171,7 +171,7 @@ def run(data, p: float, name: str, M: int, rounds: int, seed: int):
     theta0 = torch.cat([0.5 * torch.randn(N_OMEGA, generator=g, dtype=torch.float64),
                         torch.zeros(N_PSI, dtype=torch.float64)])
     blocks = (Block("omega", N_OMEGA, 0.05, 1.0), Block("psi", N_PSI, 0.05, 1.0))
-    alg = build(name, blocks, theta0, ToyOracle(data, p), local_steps=M)
+    alg = build(name, ToyOracle(data, p), init=theta0, blocks=blocks, local_steps=M)
     alg.run(rounds)
     th = alg.state.theta0
     return global_grad_norm(th, data), target_accuracy(th, data)

@@ -25,9 +25,12 @@ def fig2_cells(scale: str) -> list[dict]:
             for p in (0.5, 0.75, 1.0)]
 
 
+METHODS = ("FedAvgGDA",)  # the library methods (repro/fedmm/methods/) Fig. 2 runs
+
+
 register(Experiment(
     name="fedmm.fig2", title="FedAvgGDA (CDAN) accuracy vs label/domain imbalance p",
-    paper=PAPER, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
+    paper=PAPER, methods=METHODS, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
     scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     claims=(Claim("FedAvgGDA degrades as the data become unbalanced: acc(p = 1) below acc(p = "
                   "0.5) by more than the seed spread", "Fig. 2 caption, Sec. 3.1",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fedmm.data import DOMAIN
-from repro.fedmm.experiments._cells import PAPER
+from repro.fedmm.experiments._cells import PAPER, TABLE_METHODS
 from repro.fedmm.experiments._office import (  # noqa: F401  (re-exported for the tests)
     run_office_cell,
     run_table_cell,
@@ -38,7 +38,8 @@ def office31_missing() -> str:
 register(Experiment(
     name="fedmm.table1",
     title="Office-31 grid (Tables 1 and 2): FedAvgGDA/FedSGDA/FedMM x DANN/CDAN/MDD x 6 tasks",
-    paper=PAPER, cells=table_cells, run_cell=run_table_cell, render=render_tables,
+    paper=PAPER, methods=TABLE_METHODS, cells=table_cells, run_cell=run_table_cell,
+    render=render_tables,
     scales=("smoke", "reduced", "paper"),  # no 'extended': that is the MNIST figures' GPU budget
     cost={"smoke": "not runnable without Office-31", "reduced": "~30 min per run (frozen "
           "backbone, DANN/MDD); CDAN ~3 h",

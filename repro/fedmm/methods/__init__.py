@@ -1,0 +1,39 @@
+"""The methods of paper 004, one module per method (:mod:`repro.core.methods`): FedMM
+(Algorithm 3), FedAvgGDA and FedProxGDA (Algorithm 2), FedSGDA. Each module defines
+``METHOD = Method(name, algorithm, configure, summary)``; :data:`METHODS` collects them, so a
+new file here is a new method (listed by ``repro list``, in no table until an experiment's
+``methods`` names it).
+
+``build(name, problem, *, init=None, rng=None, backend=None, **options)`` makes one by name on
+the clients' player-gradient oracle ``problem``; the options are those of
+:data:`repro.fedmm.methods._options.OPTIONS` (``blocks``, ``local_steps``, ``eta3``,
+``eta3_constant``), each method reading the ones it has (FedSGDA: one local step whatever
+``local_steps``; only FedMM has eta3), the defaults in each config dataclass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.core.methods import build as _build
+from repro.core.methods import discover
+
+METHODS = discover(__name__, __path__)
+
+
+def build(name: str, problem: Any, **kwargs: Any) -> Any:
+    """The method ``name`` of :data:`METHODS` on ``problem``
+    (:meth:`repro.core.methods.Method.build`: ``init``, ``rng``, ``backend`` and the methods'
+    options as keywords); an unknown name is a ValueError listing the known ones.
+    """
+    return _build(METHODS, name, problem, **kwargs)
+
+
+def tiny_problem(seed: int = 0):
+    """A two-client quadratic saddle problem (Q of specs/fedmm.md §9.1, d1 = 3, d2 = 2;
+    :class:`repro.fedmm.instances.QuadOracle`, deterministic in ``seed``): small enough for the
+    generic protocol test.
+    """
+    from repro.fedmm.instances import QuadOracle, gen_Q
+
+    return QuadOracle(gen_Q(seed, N=2, d1=3, d2=2))
