@@ -147,9 +147,35 @@ def import_closure(path: Path) -> list[Path]:
 
 def code_files(exp: Experiment) -> list[Path]:
     """The source files whose text is ``exp``'s code identity: the static import closure of
-    its ``run_cell`` module (:func:`import_closure`), sorted.
+    its ``run_cell`` module (:func:`import_closure`) and of the module of every library method it
+    names (``exp.methods``: a paper's ``methods`` package finds its method files at run time,
+    which no static import shows), sorted.
     """
-    return import_closure(_module_file(exp))
+    files = set(import_closure(_module_file(exp)))
+    for module in _method_modules(exp):
+        files.update(import_closure(module))
+    return sorted(files)
+
+
+def _method_modules(exp: Experiment) -> list[Path]:
+    """The files of the library methods ``exp.methods`` names; a name its paper does not
+    register raises ``ValueError`` (a table must not run a method the library lacks).
+    """
+    if not exp.methods:
+        return []
+    from repro.engine.registry import library_methods
+
+    paper = exp.name.split(".")[0]
+    known = library_methods().get(paper, {})
+    out = []
+    for name in exp.methods:
+        if name not in known:
+            raise ValueError(f"experiment {exp.name} names method {name!r}, which "
+                             f"repro.{paper}.methods does not register (known: {sorted(known)})")
+        path = _resolve(known[name].module)
+        if path is not None:
+            out.append(path)
+    return out
 
 
 def _label(path: Path) -> str:

@@ -106,3 +106,30 @@ def test_the_closure_follows_relative_lazy_and_package_imports(tmp_path):
     closure = {p.name for p in import_closure(plugin)}
     assert {"plugin.py", "metrics.py", "partition.py"} <= closure
     assert "report.py" not in closure
+
+
+def test_every_named_method_and_its_algorithm_are_in_the_identity(exps):
+    """A paper's ``methods`` package finds its method files at run time (no static import shows
+    them), so ``code_files`` adds the module of each method an experiment names: editing a
+    method file or its algorithm's file stales exactly the experiments that run it (issue 32).
+    """
+    import inspect
+
+    library = registry.library_methods()
+    counted = 0
+    for name, exp in exps.items():
+        files = {p.resolve() for p in code_files(exp)}
+        for method in exp.methods:
+            m = library[name.split(".")[0]][method]
+            assert code_identity._resolve(m.module) in files, f"{name}: {m.module}"
+            assert Path(inspect.getfile(m.algorithm)).resolve() in files, f"{name}: {method}"
+            counted += 1
+    assert counted >= 30  # 5 constrfl + 13 fairvfl + 8 fedmm + 16 relfair pairs at least
+
+
+def test_an_experiment_naming_an_unregistered_method_is_refused(exps):
+    import dataclasses
+
+    exp = dataclasses.replace(exps["relfair.table1"], methods=("FedAvg", "NoSuchMethod"))
+    with pytest.raises(ValueError, match="names method 'NoSuchMethod'.*does not register"):
+        code_files(exp)
