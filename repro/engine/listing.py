@@ -88,4 +88,6 @@ def list_methods(exps) -> None:
             users = [n for n, e in exps.items()
                      if n.split(".")[0] == paper and name in e.methods]
             where = ", ".join(users) if users else "in no table (library only)"
-            print(f"    {name}: {method.summary} [{where}]")
+            print(textwrap.fill(f"{name}: {method.summary} [{where}]", width=100,
+                                initial_indent="    ", subsequent_indent="        ",
+                                break_on_hyphens=False, break_long_words=False))

@@ -193,8 +193,14 @@ def test_list_is_aligned_says_each_cost_once_and_counts_what_run_runs(capsys):
     out = capsys.readouterr().out.splitlines()
     header = out[0]
     col_scales, col_cells = header.index("scales"), header.index("cells")
-    rows = [ln for ln in out[1:] if not ln.startswith(" ")]
+    end = out.index("")  # the experiments, then a blank line and the library methods
+    rows = [ln for ln in out[1:end] if not ln.startswith(" ")]
     assert len(rows) >= 20
+    methods = out[end + 1:]
+    assert methods[0].startswith("library methods")
+    assert [ln for ln in methods[1:] if not ln.startswith(" ")] == [
+        "constrfl", "fairvfl", "fedmm", "relfair"]
+    assert "    FedProxGDA: " in "\n".join(methods) and "[fedmm.fig5]" in "\n".join(methods)
     for ln in rows:
         name, scales, cells = ln.split()
         assert ln.index(scales, len(name)) == col_scales, ln
@@ -205,6 +211,7 @@ def test_list_is_aligned_says_each_cost_once_and_counts_what_run_runs(capsys):
     assert text.count("798,750") == 1  # fedmm's figures share their runs and one cost text
     assert text.count("    cost: as fedmm.fig2 (the same runs)") == 2
     assert max(len(ln) for ln in out if ln.startswith("    cost")) <= 100
+    assert max(len(ln) for ln in methods) <= 100
 
 
 def test_list_counts_match_the_runner(demo_data, capsys):
