@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,16 @@ ENV_DATA = "FEDREPRO_DATA"
 ENV_CACHE = "FEDREPRO_CACHE"
 
 _NAME_LINE = re.compile(r'^\s*name\s*=\s*["\']fedrepro["\']\s*$', re.MULTILINE)
+
+
+def probe_writable(folder: Path) -> None:
+    """Create ``folder`` if needed, then write and remove a file in it; an ``OSError`` says it
+    cannot be written (the callers turn it into their one-line error naming the remedy).
+    """
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+    os.close(fd)
+    os.unlink(probe)
 
 
 def is_checkout(folder: Path) -> bool:

@@ -12,10 +12,10 @@ import contextlib
 import json
 import os
 import socket
-import tempfile
 import time
 from pathlib import Path
 
+from repro.core.paths import probe_writable
 from repro.engine.records import record_path
 
 
@@ -103,10 +103,7 @@ def check_writable(out: Path) -> None:
     :class:`ResultsNotWritable` naming the folder and the remedy.
     """
     try:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable(Path(out))
     except OSError as exc:
         raise ResultsNotWritable(
             f"results folder {out} is not writable ({type(exc).__name__}: {exc.strerror or exc})"

@@ -8,8 +8,6 @@ be written in it (:func:`writable_outputs`), before anything is rendered.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from repro.core import paths
@@ -24,10 +22,7 @@ def writable_outputs(folder: Path) -> Path:
     error naming it (a read-only ``--out`` used to end in a 22-line traceback).
     """
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
+        paths.probe_writable(folder)
     except OSError as exc:
         raise OutputsNotWritable(
             f"output folder {folder} is not writable ({type(exc).__name__}: "

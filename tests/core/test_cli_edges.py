@@ -92,12 +92,18 @@ def test_a_read_only_out_is_one_line_naming_the_folder(demo_data, tmp_path, caps
         assert "choose another with --out dir" in err[0].lower()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-def test_a_read_only_out_folder(demo_data, tmp_path, capsys):  # pragma: no cover - as root
+def test_a_read_only_out_folder(demo_data, tmp_path, capsys, monkeypatch):
     assert main(["run", "core.demo", "--scale", "smoke", "--no-progress"]) == 0
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
+    if os.geteuid() == 0:  # root writes into a 0555 folder: the OS's refusal is simulated
+        import repro.core.paths as paths
+
+        def refuse(*args, dir=None, **kwargs):
+            raise PermissionError(13, "Permission denied", str(dir))
+
+        monkeypatch.setattr(paths.tempfile, "mkstemp", refuse)
     try:
         for command in (["figures", "core.demo", "--scale", "smoke"], ["compare"]):
             assert main([*command, "--out", str(ro)]) == 2

@@ -227,12 +227,12 @@ def test_read_only_results_folder_fails_before_any_compute(tmp_path, plugins, ca
     res.mkdir()
     res.chmod(0o555)
     if os.geteuid() == 0:  # root writes into a 0555 folder: the OS's refusal is simulated
-        import repro.engine.locks as locks
+        import repro.core.paths as paths
 
         def refuse(*args, dir=None, **kwargs):
             raise PermissionError(13, "Permission denied", str(dir))
 
-        monkeypatch.setattr(locks.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(paths.tempfile, "mkstemp", refuse)
     try:
         assert main(["run", "test.sweep", "--scale", "smoke", "--no-progress",
                      "--results", str(res)]) == 2
