@@ -68,7 +68,14 @@ def load_all() -> dict[str, Experiment]:
     for mod in experiment_modules():
         importlib.import_module(mod)
     for mod in filter(None, os.environ.get("FEDREPRO_PLUGINS", "").split(",")):
-        importlib.import_module(mod.strip())
+        try:
+            importlib.import_module(mod.strip())
+        except ModuleNotFoundError as exc:
+            if exc.name != mod.strip().split(".")[0] and exc.name != mod.strip():
+                raise  # the plugin was found; something it imports is missing
+            raise ValueError(f"$FEDREPRO_PLUGINS names {mod.strip()!r}, which is not importable "
+                             f"({exc}); put its folder on PYTHONPATH or remove it from "
+                             "$FEDREPRO_PLUGINS") from None
     return dict(sorted(_REGISTRY.items()))
 
 

@@ -173,3 +173,12 @@ def test_a_cell_error_is_placed_where_the_cell_raised_it_also_in_a_worker(isolat
     assert where.startswith(f"second line (at tests/fixtures/sweep_plugin.py:{line}{worker}, "
                             "called from repro/engine/runner.py:")
     assert "  in cell test.flaky {'i': 1}" in err
+
+
+def test_a_plugin_that_cannot_be_imported_is_named_with_its_remedy(monkeypatch, capsys):
+    monkeypatch.setenv("FEDREPRO_PLUGINS", "no_such_fedrepro_plugin")
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["repro list: error: $FEDREPRO_PLUGINS names 'no_such_fedrepro_plugin', which "
+                   "is not importable (No module named 'no_such_fedrepro_plugin'); put its folder "
+                   "on PYTHONPATH or remove it from $FEDREPRO_PLUGINS"]
