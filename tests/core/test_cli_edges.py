@@ -105,7 +105,10 @@ def test_a_read_only_out_folder(demo_data, tmp_path, capsys, monkeypatch):
 
         monkeypatch.setattr(paths.tempfile, "mkstemp", refuse)
     try:
-        for command in (["figures", "core.demo", "--scale", "smoke"], ["compare"]):
+        # `compare core.demo`: the folder check, not the experiments another test's plugin
+        # left registered in this process (their scales), is what this test is about
+        for command in (["figures", "core.demo", "--scale", "smoke"],
+                        ["compare", "core.demo", "--scale", "smoke"]):
             assert main([*command, "--out", str(ro)]) == 2
             assert f"output folder {ro} is not writable" in capsys.readouterr().err
     finally:
