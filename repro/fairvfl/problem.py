@@ -20,6 +20,7 @@ specs/fairvfl.md §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
@@ -66,9 +67,20 @@ class FairnessGroups:
         """[J](12) weights ``w(lam)``; exactly ``1/n`` everywhere when ``lam1 = lam2``."""
         return 1.0 / self.n + float(lam[0] - lam[1]) * self.coef
 
+    # Computed once per problem, not per round (issue #33): ``-y`` and the rows of N^a, N^b.
+    # The values are those the per-round ``-self.y`` and ``z[self.in_a]`` gave, so every
+    # result is bitwise the same.
+    @cached_property
+    def _neg_y(self) -> np.ndarray:
+        return -self.y
+
+    @cached_property
+    def _rows_ab(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.flatnonzero(self.in_a), np.flatnonzero(self.in_b)
+
     def loss_derivative(self, z: np.ndarray) -> np.ndarray:
         """``o_i = -y_i sigmoid(-y_i z_i)``."""
-        return -self.y * expit(-self.y * z)
+        return self._neg_y * expit(self._neg_y * z)
 
     def masked_message(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """``nu = w(lam) * o(z)``, [J](12).
@@ -86,13 +98,14 @@ class FairnessGroups:
 
     def mean_loss(self, z: np.ndarray) -> float:
         """``(1/n) sum_i log(1 + exp(-y_i z_i))`` (no regularizer)."""
-        return float(np.mean(softplus(-self.y * z)))
+        return float(np.mean(softplus(self._neg_y * z)))
 
     def deo_signed(self, z: np.ndarray) -> float:
         """``D = l^a - l^b`` on the positives of each group (Definition 1); only the rows of
         ``N^a`` and ``N^b`` are evaluated.
         """
-        return float(softplus(-z[self.in_a]).mean() - softplus(-z[self.in_b]).mean())
+        rows_a, rows_b = self._rows_ab
+        return float(softplus(-z[rows_a]).mean() - softplus(-z[rows_b]).mean())
 
 
 @dataclass(frozen=True, eq=False)

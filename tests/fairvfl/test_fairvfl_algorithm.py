@@ -95,6 +95,27 @@ def test_linear_vjp_vectorized_equals_loop():
     np.testing.assert_allclose(sparse.forward(th), dense.forward(th), atol=1e-12)
 
 
+def test_sparse_vjp_by_the_stored_transpose_is_bitwise_the_scipy_product():
+    """``LinearBlock`` keeps ``(X^k)^T`` as CSR (issue #33): the result is bitwise scipy's
+    ``X.T @ nu`` (every feature's terms summed from row 0 up in both) and equal to the
+    per-sample loop's sum in the same order, on general (non 0/1) entries with empty rows and
+    columns.
+    """
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((3000, 12)) * (rng.random((3000, 12)) < 0.2)
+    X[:, 4] = 0.0
+    X[7] = 0.0
+    blk = LinearBlock(sp.csr_matrix(X))
+    for _ in range(3):
+        nu, th = rng.standard_normal(3000) * 1e-3, rng.standard_normal(12)
+        got = blk.vjp(th, nu)
+        assert np.array_equal(got, np.asarray(sp.csr_matrix(X).T @ nu))
+        assert np.array_equal(got, blk.vjp_loop(th, nu))
+    assert blk._XT.format == "csr" and blk._XT.shape == (12, 3000)
+
+
 def test_mlp_vjp_vectorized_equals_loop():
     rng = np.random.default_rng(4)
     X = rng.standard_normal((60, 5))
