@@ -95,11 +95,12 @@ def test_linear_vjp_vectorized_equals_loop():
     np.testing.assert_allclose(sparse.forward(th), dense.forward(th), atol=1e-12)
 
 
-def test_sparse_vjp_by_the_stored_transpose_is_bitwise_the_scipy_product():
-    """``LinearBlock`` keeps ``(X^k)^T`` as CSR (issue #33): the result is bitwise scipy's
-    ``X.T @ nu`` (every feature's terms summed from row 0 up in both) and equal to the
-    per-sample loop's sum in the same order, on general (non 0/1) entries with empty rows and
-    columns.
+def test_sparse_products_by_the_stored_csc_are_bitwise_the_csr_products():
+    """``LinearBlock`` keeps a sparse ``X`` as CSC and ``(X^k)^T`` as its CSR view (issue
+    #33): the forward pass is bitwise scipy's CSR ``X @ theta`` (a row's terms summed over the
+    columns in ascending order in both), the VJP bitwise ``X.T @ nu`` (a feature's terms from
+    row 0 up) and the per-sample loop's sum in the same order, on general (non 0/1) entries
+    with empty rows and columns.
     """
     import scipy.sparse as sp
 
@@ -113,7 +114,9 @@ def test_sparse_vjp_by_the_stored_transpose_is_bitwise_the_scipy_product():
         got = blk.vjp(th, nu)
         assert np.array_equal(got, np.asarray(sp.csr_matrix(X).T @ nu))
         assert np.array_equal(got, blk.vjp_loop(th, nu))
+        assert np.array_equal(blk.forward(th), np.asarray(sp.csr_matrix(X) @ th))
     assert blk._XT.format == "csr" and blk._XT.shape == (12, 3000)
+    assert blk._Xc.format == "csc" and blk.X.format == "csr"
 
 
 def test_mlp_vjp_vectorized_equals_loop():
