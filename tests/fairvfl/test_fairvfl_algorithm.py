@@ -423,3 +423,30 @@ def test_schedules_give_eta_t_and_c_t_of_round_t():
         np.testing.assert_allclose(alg.server.lam, expect, rtol=1e-14, atol=1e-15)
     assert calls == list(range(1, 8))
     assert alg.server.lam.max() > 0  # the dual step (and so c_t) acted
+
+
+@pytest.mark.parametrize("roles", ["conf", "journal"])
+def test_one_masked_message_per_round_with_one_local_step(roles, monkeypatch):
+    """With Q = 1 every party of a round reads ``nu(z^(t), lam^(t))``: it is computed once per
+    round (issue #33), in [J] too, where the passive broadcast carries it and the active party
+    reuses it (the same values: the passive payload equals the active party's own ``nu``).
+    """
+    from repro.fairvfl.problem import FairnessGroups
+
+    calls = []
+    original = FairnessGroups.loss_derivative
+    monkeypatch.setattr(FairnessGroups, "loss_derivative",
+                        lambda self, z: calls.append(1) or original(self, z))
+    X, y, s, blocks = _instance(4)
+    alg = _lm(X, y, s, blocks, roles=roles, eps=0.01, eta=4.0, beta=1.0, c=1e-3)
+    for _ in range(5):
+        calls.clear()
+        msgs = alg.step()
+        assert len(calls) == 1
+    active = alg.parties[0]
+    nu = active.groups.masked_message(msgs.downlink[0].z, msgs.downlink[0].lam)
+    np.testing.assert_allclose(
+        nu, _closed_form_nu(y, s, msgs.downlink[0].z, msgs.downlink[0].lam), rtol=1e-12, atol=0)
+    for m in msgs.to_passive:
+        assert np.array_equal(m.nu, nu)
+    assert len(msgs.to_passive) == (len(blocks) - 1 if roles == "journal" else 0)
