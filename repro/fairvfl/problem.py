@@ -40,6 +40,7 @@ class FairnessGroups:
     in_b: np.ndarray  # bool, N^b membership
     coef: np.ndarray  # 1/|N^a| on N^a, -1/|N^b| on N^b, 0 elsewhere
     _memo: tuple | None = field(default=None, repr=False, compare=False)
+    _weights_memo: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_labels(cls, y: np.ndarray, s: np.ndarray) -> FairnessGroups:
@@ -92,7 +93,11 @@ class FairnessGroups:
         key = (float(lam[0]), float(lam[1]))
         if self._memo is not None and self._memo[0] is z and self._memo[1] == key:
             return self._memo[2]
-        nu = self.weights(lam) * self.loss_derivative(z)
+        # w(lam) is the same for every local step of a round (Q > 1 reads a new z each
+        # step): kept for the last lam (issue #33).
+        if self._weights_memo is None or self._weights_memo[0] != key:
+            object.__setattr__(self, "_weights_memo", (key, self.weights(lam)))
+        nu = self._weights_memo[1] * self.loss_derivative(z)
         object.__setattr__(self, "_memo", (z, key, nu))
         return nu
 
