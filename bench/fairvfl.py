@@ -70,3 +70,35 @@ def _per_round_cost() -> list[dict]:
     rows.append({"case": f"[J] roles, compas n={sp.n_train}: MLP 32-32 vs LM",
                  "baseline_s": best_time(mlp.step, 5), "fast_s": best_time(lm.step, 20)})
     return rows
+
+
+class CSRLinearBlock(LinearBlock):
+    """``LinearBlock`` with scipy's CSR products, as the block computed them before issue
+    #33 (a CSC view of ``X.T`` built per VJP): the same sums in the same order, bitwise equal
+    (tests/fairvfl/test_fairvfl_algorithm.py), kept here as the timing baseline.
+    """
+
+    def forward(self, theta, X=None):
+        return np.asarray((self.X if X is None else X) @ theta, dtype=np.float64)
+
+    def vjp(self, theta, nu):
+        return np.asarray(self.X.T @ nu, dtype=np.float64)
+
+
+@benchmark("fairvfl.paper_round", Target(
+    "one communication round of the paper-scale ADULT cells (sparse one-hot blocks, as "
+    "experiments/_run.py builds them)", "the stored CSC / CSR-transpose products against "
+    "scipy's CSR products (issue #33); bitwise the same round, no numeric target"))
+def _paper_round() -> list[dict]:
+    from repro.fairvfl.experiments._run import _maybe_sparse
+
+    sp = make_split("adult", 0, version="conf")
+    rows = []
+    for roles in ("conf", "journal"):
+        algs = [FairVFL(VFLProblem([cls(_maybe_sparse(sp.X_train[:, b])) for b in sp.blocks],
+                                   sp.y_train, sp.s_train),
+                        FairVFLConfig(eps=0.01, roles=roles)) for cls in (CSRLinearBlock,
+                                                                          LinearBlock)]
+        rows.append(compare_timings(f"LM round, adult n={sp.n_train}, roles={roles}",
+                                    algs[0].step, algs[1].step, repeat=20))
+    return rows

@@ -35,16 +35,27 @@ class LinearBlock:
     def __init__(self, X) -> None:
         self.X = _party_rows(X)
         self.dim = self.X.shape[1]
+        # A sparse X is kept once as CSC, and (X^k)^T as the CSR view of the same arrays
+        # (issue #33): ``X @ theta`` by the CSC kernel is 2-3x faster on ADULT's one-hot blocks
+        # than by CSR, and ``X.T @ nu`` on a CSR X built a CSC view per call (~40 % of the VJP)
+        # and scattered. Every kernel sums an output's terms in the same order (a row's
+        # X_ij theta_j over j ascending, a feature's nu_i X_ij over i ascending, each from 0),
+        # so the results are bitwise scipy's CSR products (tests/fairvfl/
+        # test_fairvfl_algorithm.py).
+        self._Xc = self.X.tocsc() if sp.issparse(self.X) else None
+        self._XT = None if self._Xc is None else self._Xc.T
 
     def init(self, generator=None) -> np.ndarray:
         return np.zeros(self.dim)
 
     def forward(self, theta: np.ndarray, X=None) -> np.ndarray:
-        return np.asarray((self.X if X is None else X) @ theta, dtype=np.float64)
+        if X is None:
+            X = self.X if self._Xc is None else self._Xc
+        return np.asarray(X @ theta, dtype=np.float64)
 
     def vjp(self, theta: np.ndarray, nu: np.ndarray) -> np.ndarray:
         """``(X^k)^T nu = sum_i nu_i X_i^k`` (vectorized over samples)."""
-        return np.asarray(self.X.T @ nu, dtype=np.float64)
+        return np.asarray((self.X.T if self._XT is None else self._XT) @ nu, dtype=np.float64)
 
     def vjp_loop(self, theta: np.ndarray, nu: np.ndarray) -> np.ndarray:
         """The same sum as a per-sample loop: the equality oracle of the tests and the bench."""

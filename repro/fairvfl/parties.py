@@ -112,6 +112,7 @@ class Server:
         self.fair = fair
         self.lam = np.zeros(2)
         self.z = np.zeros(groups.n)
+        self._z_sent = None  # the copy of z broadcast to the active parties this round
         self.inbox: deque = deque(maxlen=INBOX_SIZE)
 
     def receive(self, uploads: list[Upload]) -> None:
@@ -124,12 +125,20 @@ class Server:
         for k in sorted(latest):
             z = z + latest[k].u
         self.z = z
+        self._z_sent = None
 
     def broadcast_active(self) -> ActiveBroadcast:
-        return ActiveBroadcast(self.z.copy(), self.lam.copy())
+        self._z_sent = self.z.copy()
+        return ActiveBroadcast(self._z_sent, self.lam.copy())
 
     def broadcast_passive(self) -> PassiveBroadcast:
-        return PassiveBroadcast(self.groups.masked_message(self.z, self.lam))
+        """``nu(z, lam)``, on the very array sent to the active parties when there is one this
+        round (the same values as ``z``): ``FairnessGroups.masked_message`` keeps the last
+        result by the array's identity, so the active party's first step reuses this ``nu``
+        instead of computing it again ([J] rounds: one ``nu`` per round, not two; issue #33).
+        """
+        z = self.z if self._z_sent is None else self._z_sent
+        return PassiveBroadcast(self.groups.masked_message(z, self.lam))
 
     def dual_step(self, c_t: float) -> float:
         """``lam <- [lam + beta grad_lam f~_t(theta^(t+1), lam)]_+`` ([C](9), [J](10)); returns

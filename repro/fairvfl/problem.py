@@ -20,6 +20,7 @@ specs/fairvfl.md §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
@@ -39,6 +40,7 @@ class FairnessGroups:
     in_b: np.ndarray  # bool, N^b membership
     coef: np.ndarray  # 1/|N^a| on N^a, -1/|N^b| on N^b, 0 elsewhere
     _memo: tuple | None = field(default=None, repr=False, compare=False)
+    _weights_memo: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_labels(cls, y: np.ndarray, s: np.ndarray) -> FairnessGroups:
@@ -66,9 +68,20 @@ class FairnessGroups:
         """[J](12) weights ``w(lam)``; exactly ``1/n`` everywhere when ``lam1 = lam2``."""
         return 1.0 / self.n + float(lam[0] - lam[1]) * self.coef
 
+    # Computed once per problem, not per round (issue #33): ``-y`` and the rows of N^a, N^b.
+    # The values are those the per-round ``-self.y`` and ``z[self.in_a]`` gave, so every
+    # result is bitwise the same.
+    @cached_property
+    def _neg_y(self) -> np.ndarray:
+        return -self.y
+
+    @cached_property
+    def _rows_ab(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.flatnonzero(self.in_a), np.flatnonzero(self.in_b)
+
     def loss_derivative(self, z: np.ndarray) -> np.ndarray:
         """``o_i = -y_i sigmoid(-y_i z_i)``."""
-        return -self.y * expit(-self.y * z)
+        return self._neg_y * expit(self._neg_y * z)
 
     def masked_message(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """``nu = w(lam) * o(z)``, [J](12).
@@ -80,19 +93,24 @@ class FairnessGroups:
         key = (float(lam[0]), float(lam[1]))
         if self._memo is not None and self._memo[0] is z and self._memo[1] == key:
             return self._memo[2]
-        nu = self.weights(lam) * self.loss_derivative(z)
+        # w(lam) is the same for every local step of a round (Q > 1 reads a new z each
+        # step): kept for the last lam (issue #33).
+        if self._weights_memo is None or self._weights_memo[0] != key:
+            object.__setattr__(self, "_weights_memo", (key, self.weights(lam)))
+        nu = self._weights_memo[1] * self.loss_derivative(z)
         object.__setattr__(self, "_memo", (z, key, nu))
         return nu
 
     def mean_loss(self, z: np.ndarray) -> float:
         """``(1/n) sum_i log(1 + exp(-y_i z_i))`` (no regularizer)."""
-        return float(np.mean(softplus(-self.y * z)))
+        return float(np.mean(softplus(self._neg_y * z)))
 
     def deo_signed(self, z: np.ndarray) -> float:
         """``D = l^a - l^b`` on the positives of each group (Definition 1); only the rows of
         ``N^a`` and ``N^b`` are evaluated.
         """
-        return float(softplus(-z[self.in_a]).mean() - softplus(-z[self.in_b]).mean())
+        rows_a, rows_b = self._rows_ab
+        return float(softplus(-z[rows_a]).mean() - softplus(-z[rows_b]).mean())
 
 
 @dataclass(frozen=True, eq=False)

@@ -95,6 +95,30 @@ def test_linear_vjp_vectorized_equals_loop():
     np.testing.assert_allclose(sparse.forward(th), dense.forward(th), atol=1e-12)
 
 
+def test_sparse_products_by_the_stored_csc_are_bitwise_the_csr_products():
+    """``LinearBlock`` keeps a sparse ``X`` as CSC and ``(X^k)^T`` as its CSR view (issue
+    #33): the forward pass is bitwise scipy's CSR ``X @ theta`` (a row's terms summed over the
+    columns in ascending order in both), the VJP bitwise ``X.T @ nu`` (a feature's terms from
+    row 0 up) and the per-sample loop's sum in the same order, on general (non 0/1) entries
+    with empty rows and columns.
+    """
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((3000, 12)) * (rng.random((3000, 12)) < 0.2)
+    X[:, 4] = 0.0
+    X[7] = 0.0
+    blk = LinearBlock(sp.csr_matrix(X))
+    for _ in range(3):
+        nu, th = rng.standard_normal(3000) * 1e-3, rng.standard_normal(12)
+        got = blk.vjp(th, nu)
+        assert np.array_equal(got, np.asarray(sp.csr_matrix(X).T @ nu))
+        assert np.array_equal(got, blk.vjp_loop(th, nu))
+        assert np.array_equal(blk.forward(th), np.asarray(sp.csr_matrix(X) @ th))
+    assert blk._XT.format == "csr" and blk._XT.shape == (12, 3000)
+    assert blk._Xc.format == "csc" and blk.X.format == "csr"
+
+
 def test_mlp_vjp_vectorized_equals_loop():
     rng = np.random.default_rng(4)
     X = rng.standard_normal((60, 5))
@@ -399,3 +423,30 @@ def test_schedules_give_eta_t_and_c_t_of_round_t():
         np.testing.assert_allclose(alg.server.lam, expect, rtol=1e-14, atol=1e-15)
     assert calls == list(range(1, 8))
     assert alg.server.lam.max() > 0  # the dual step (and so c_t) acted
+
+
+@pytest.mark.parametrize("roles", ["conf", "journal"])
+def test_one_masked_message_per_round_with_one_local_step(roles, monkeypatch):
+    """With Q = 1 every party of a round reads ``nu(z^(t), lam^(t))``: it is computed once per
+    round (issue #33), in [J] too, where the passive broadcast carries it and the active party
+    reuses it (the same values: the passive payload equals the active party's own ``nu``).
+    """
+    from repro.fairvfl.problem import FairnessGroups
+
+    calls = []
+    original = FairnessGroups.loss_derivative
+    monkeypatch.setattr(FairnessGroups, "loss_derivative",
+                        lambda self, z: calls.append(1) or original(self, z))
+    X, y, s, blocks = _instance(4)
+    alg = _lm(X, y, s, blocks, roles=roles, eps=0.01, eta=4.0, beta=1.0, c=1e-3)
+    for _ in range(5):
+        calls.clear()
+        msgs = alg.step()
+        assert len(calls) == 1
+    active = alg.parties[0]
+    nu = active.groups.masked_message(msgs.downlink[0].z, msgs.downlink[0].lam)
+    np.testing.assert_allclose(
+        nu, _closed_form_nu(y, s, msgs.downlink[0].z, msgs.downlink[0].lam), rtol=1e-12, atol=0)
+    for m in msgs.to_passive:
+        assert np.array_equal(m.nu, nu)
+    assert len(msgs.to_passive) == (len(blocks) - 1 if roles == "journal" else 0)

@@ -212,3 +212,41 @@ def test_the_methods_an_experiment_names_are_in_its_code_identity():
             m = METHODS[method]
             assert Path(sys.modules[m.module].__file__).resolve() in files, (name, method)
             assert Path(inspect.getfile(m.algorithm)).resolve() in files, (name, method)
+
+
+def test_shared_runs_are_computed_once_and_do_not_depend_on_the_experiment(isolated):
+    """``shared_cells``: [C] Table I's cells are [C] Fig. 1's, [J] Fig. 1's and Fig. 2's are
+    [J] Table 1's and Table 2's (at both scales, 66 of the 513 paper cells); a cell run as either
+    experiment's (separate sweeps, no sharing) gives the same metrics and curves, and a sweep of
+    both computes it once.
+    """
+    from dataclasses import replace
+
+    from repro.engine.registry import get
+    from repro.engine.runner import run_experiments
+
+    load_all()
+    for small, big in (("conf_table1", "conf_fig1"), ("journal_fig1", "journal_table1"),
+                       ("journal_fig2", "journal_table2")):
+        a, b = get(f"fairvfl.{small}"), get(f"fairvfl.{big}")
+        assert a.shared_cells == b.shared_cells != ""
+        for scale in ("smoke", "paper"):
+            assert all(c in b.configs(scale) for c in a.configs(scale))
+    assert get("fairvfl.conf_fig2").shared_cells == ""  # its Q = 1 cells log every round
+    f1, t1 = get("fairvfl.journal_fig1"), get("fairvfl.journal_table1")
+    cell = next(c for c in f1.configs("smoke") if c["dataset"] == "crime"
+                and c["method"] == "FairVFL")
+    cell = {**cell, "T": 4}
+    recs = []
+    for exp in (t1, f1):
+        alone = replace(exp, cells=lambda s, cell=cell: [cell], shared_cells="", readings=())
+        recs.append(run_experiments([alone], "smoke", out=isolated / exp.name,
+                                    progress=False)[0].records[0])
+    assert recs[0].seed != recs[1].seed  # different cell seeds...
+    assert recs[0].metrics == recs[1].metrics and recs[0].curves == recs[1].curves  # same run
+    both = [replace(exp, cells=lambda s, cell=cell: [cell], readings=()) for exp in (t1, f1)]
+    out = run_experiments(both, "smoke", out=isolated / "both", progress=False)
+    assert [s.computed for s in out] == [1, 1]
+    copy = out[1].records[0]
+    assert copy.timings["shared_from"] == f"fairvfl.journal_table1/{out[0].records[0].key}"
+    assert copy.metrics == recs[1].metrics and copy.curves == recs[1].curves

@@ -22,6 +22,12 @@ DATA = tuple(f for d in DATASETS for f in data_files(d))
 # ``Experiment.methods`` (tests/fairvfl/test_fairvfl_experiments.py holds them to the grids).
 TABLE_METHODS = ("FedBCD", "FairVFL")  # every table and figure but [C] Fig. 2
 CONF_FIG2_METHODS = ("FairVFL",)  # [C] Fig. 2: Fair VFL at Q in {1, 4, 7}
+# The experiments that plan the same runs: [C] Table I's primary cells are [C] Fig. 1's, [J]
+# Fig. 1's are [J] Table 1's seed 0, [J] Fig. 2's are [J] Table 2's seed 0 (66 of the 513 paper
+# cells). A run's numbers depend on its config only (``_run.run_cell`` reads the split, the
+# initial networks and the Q draws from ``config["seed"]``, never from the experiment or the
+# cell seed), so a sweep computes a shared run once (Experiment.shared_cells, issue #33).
+SHARED_CELLS = "fairvfl.runs"
 
 
 def _cell(scale, dataset, version, model, method, seed, T, *, eps=None, Q=1, eta=100.0,

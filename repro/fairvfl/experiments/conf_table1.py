@@ -7,7 +7,13 @@ from __future__ import annotations
 from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments import claims as C
-from repro.fairvfl.experiments._cells import DATA, PAPER_C, TABLE_METHODS, conf_table1_cells
+from repro.fairvfl.experiments._cells import (
+    DATA,
+    PAPER_C,
+    SHARED_CELLS,
+    TABLE_METHODS,
+    conf_table1_cells,
+)
 from repro.fairvfl.experiments._readings import CONF_TABLE_READINGS
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.render import render_conf_table1
@@ -16,7 +22,7 @@ from repro.fairvfl.experiments.reproduce import reproduce_conf_table1
 EXPERIMENT = register(Experiment(
     name="fairvfl.conf_table1",
     title="[C] Table I: AC/FR/HM of FedBCD, EO, CEO and Fair VFL (eps = 0.01), LM",
-    methods=TABLE_METHODS,
+    methods=TABLE_METHODS, shared_cells=SHARED_CELLS,
     paper=PAPER_C, cells=conf_table1_cells, run_cell=run_cell, render=render_conf_table1,
     cost={"smoke": "40 s", "paper": "5 min (t10000: 4 of them)"}, data=DATA,
     reported=("fairvfl_conf_table1",),

@@ -7,14 +7,20 @@ from __future__ import annotations
 from repro.engine.experiment import Claim, Experiment
 from repro.engine.registry import register
 from repro.fairvfl.experiments import claims as C
-from repro.fairvfl.experiments._cells import DATA, PAPER_J, TABLE_METHODS, journal_mlp_cells
+from repro.fairvfl.experiments._cells import (
+    DATA,
+    PAPER_J,
+    SHARED_CELLS,
+    TABLE_METHODS,
+    journal_mlp_cells,
+)
 from repro.fairvfl.experiments._run import run_cell
 from repro.fairvfl.experiments.render import render_journal_fig
 
 EXPERIMENT = register(Experiment(
     name="fairvfl.journal_fig2",
     title="[J] Fig. 2: L(theta^t) and DEO(theta^t), MLP, seed 0",
-    methods=TABLE_METHODS,
+    methods=TABLE_METHODS, shared_cells=SHARED_CELLS,
     paper=PAPER_J, cells=lambda scale: journal_mlp_cells(scale, seeds=(0,)),
     run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_fig(recs, out, scale, "journal_fig2"),
