@@ -69,14 +69,15 @@ def left_to_a_gpu(scale: str) -> str:
     """
     if scale != "reduced" or run_device().type != "cpu" or run_on_cpu_anyway():
         return ""
-    here = (f"this machine has a CUDA GPU but ${DEVICE_ENV} is unset"
-            if torch.cuda.is_available() else "torch sees no CUDA GPU here")
-    return (f"under SCALE=auto the reduced MNIST->MNIST-M budget is a GPU protocol "
-            f"({reduced_runs()}; {PER_RUN}); {here}, so they would run on the CPU: run them on "
-            f"a CUDA machine ({DEVICE_ENV}=cuda repro run 'fedmm.fig*'; the extended budget: "
-            f"scripts/gpu_fedmm_extended.sh) and bring the records back, or set {CPU_ENV}=1 "
-            f"(or pass --scale reduced) to run them on this CPU; the committed figures (a GPU "
-            f"run, figures/README.md) stay")
+    here = (f"its CUDA GPU needs {DEVICE_ENV}=cuda" if torch.cuda.is_available()
+            else "no CUDA GPU seen")
+    # the first clause is what `repro figures` prints of it (up to 120 characters)
+    return (f"a GPU protocol under SCALE=auto, not run on this CPU ({CPU_ENV}=1 runs it here; "
+            f"{here}): the reduced MNIST->MNIST-M budget, {reduced_runs()}, {PER_RUN}; run it "
+            f"on a CUDA machine ({DEVICE_ENV}=cuda repro run 'fedmm.fig*'; the extended "
+            f"budget: scripts/gpu_fedmm_extended.sh) and bring the records back, or set "
+            f"{CPU_ENV}=1 (or pass --scale reduced) to run it on this CPU; the committed "
+            f"figures (a GPU run, figures/README.md) stay")
 
 
 __all__ = ["COST", "CPU_ENV", "MADE", "left_to_a_gpu", "reduced_runs", "run_on_cpu_anyway"]
