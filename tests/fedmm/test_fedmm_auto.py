@@ -29,8 +29,9 @@ from repro.fedmm import training
 from repro.fedmm.experiments import _where
 
 FIGS = ("fedmm.fig2", "fedmm.fig4", "fedmm.fig5")
-REASON = ("needs an accelerator: a GPU protocol under SCALE=auto, not run on this CPU "
-          "(FEDREPRO_FEDMM_CPU=1 runs it here; no CUDA GPU seen): the reduced MNIST->MNIST-M "
+FIRST = ("needs an accelerator: a GPU protocol under SCALE=auto, not run on this CPU (no CUDA "
+         "GPU; FEDREPRO_FEDMM_CPU=1 runs it)")
+REASON = (FIRST + ": the reduced MNIST->MNIST-M "
           "budget, 63 1+1 runs over Figs. 2, 4 and 5, 51 distinct, and 54 2+2/5+5 runs of "
           "Fig. 5, 20-45 CPU-min per 1+1 run on 2 cores")
 
@@ -103,8 +104,8 @@ def test_cpu_switch_device_or_explicit_scale_plan_them_to_run(cpu_only, monkeypa
     # a machine with a GPU: left alone only while fedmm's device is the CPU, and says why
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     why = auto_elsewhere(exp, "auto", "reduced")
-    assert ("(FEDREPRO_FEDMM_CPU=1 runs it here; its CUDA GPU needs FEDREPRO_FEDMM_DEVICE=cuda)"
-            in why)
+    assert ("not run on this CPU (its CUDA GPU needs FEDREPRO_FEDMM_DEVICE=cuda; "
+            "FEDREPRO_FEDMM_CPU=1 runs it)") in why
     monkeypatch.setenv(training.DEVICE_ENV, "cuda")
     assert auto_elsewhere(exp, "auto", "reduced") == ""
     runner.run_experiments([exp], "auto", out=out / "gpu", progress=False)
@@ -178,3 +179,32 @@ def test_auto_records_are_the_same_cells_for_every_figure(cpu_only):
     assert calls == [] and [s.not_run for s in sums] == [9, 27, 81]
     assert {r.reason for s in sums for r in s.records} == {sums[0].records[0].reason}
     assert dataclasses.asdict(sums[0].records[0])["status"] == STATUS_NOT_RUN
+
+
+def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_run(cpu_only):
+    """After the auto run, `repro compare` judges Fig. 4's claims on the committed per-seed
+    table (made_by: kept, GPU-made), and REPORT.md says why its 27 cells did not run.
+    """
+    import shutil
+    from pathlib import Path
+
+    from repro.engine.compare_run import run_compare
+
+    out, calls = cpu_only
+    figures = out.parent / "figures"
+    figures.mkdir()
+    committed = Path(__file__).resolve().parents[2] / "figures" / "fedmm_fig4.csv"
+    shutil.copy(committed, figures / "fedmm_fig4.csv")
+    runner.run_experiments([get("fedmm.fig4")], "auto", out=out, progress=False)
+    assert run_compare(["fedmm.fig4"], "auto", out, figures) == 0
+    assert calls == []
+    claims = (figures / "claims.csv").read_text()
+    rows = [ln for ln in claims.splitlines() if ln.startswith("fedmm.fig4,")]
+    assert len(rows) == 3 and all(
+        '"kept: figures/fedmm_fig4.csv, GPU-made per figures/README.md (committed output, no '
+        'run records here)"' in ln for ln in rows)
+    report = " ".join((figures / "REPORT.md").read_text().split())
+    assert ("**fedmm.fig4** (scale: reduced): FedMM (M=20, 25) vs FedSGDA, MNIST->MNIST-M; 0 of "
+            f"27 cells recorded, 27 not run ({FIRST})") in report
+    assert ("an earlier run, not remade here: figures/fedmm_fig4.csv, GPU-made per "
+            "figures/README.md") in report

@@ -70,10 +70,10 @@ def left_to_a_gpu(scale: str) -> str:
     if scale != "reduced" or run_device().type != "cpu" or run_on_cpu_anyway():
         return ""
     here = (f"its CUDA GPU needs {DEVICE_ENV}=cuda" if torch.cuda.is_available()
-            else "no CUDA GPU seen")
-    # the first clause is what `repro figures` prints of it (up to 120 characters)
-    return (f"a GPU protocol under SCALE=auto, not run on this CPU ({CPU_ENV}=1 runs it here; "
-            f"{here}): the reduced MNIST->MNIST-M budget, {reduced_runs()}, {PER_RUN}; run it "
+            else "no CUDA GPU")
+    # the first clause is what `repro figures` and REPORT.md print of it (120 characters)
+    return (f"a GPU protocol under SCALE=auto, not run on this CPU ({here}; {CPU_ENV}=1 runs it"
+            f"): the reduced MNIST->MNIST-M budget, {reduced_runs()}, {PER_RUN}; run it "
             f"on a CUDA machine ({DEVICE_ENV}=cuda repro run 'fedmm.fig*'; the extended "
             f"budget: scripts/gpu_fedmm_extended.sh) and bring the records back, or set "
             f"{CPU_ENV}=1 (or pass --scale reduced) to run it on this CPU; the committed "
