@@ -181,14 +181,17 @@ def test_auto_records_are_the_same_cells_for_every_figure(cpu_only):
     assert dataclasses.asdict(sums[0].records[0])["status"] == STATUS_NOT_RUN
 
 
-def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_run(cpu_only):
-    """After the auto run, `repro compare` judges Fig. 4's claims on the committed per-seed
+def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_run(cpu_only,
+                                                                                   capsys):
+    """After the auto run, `repro figures` renders nothing (the committed table stays) and says
+    why; `repro compare` judges Fig. 4's claims on the committed per-seed
     table (made_by: kept, GPU-made), and REPORT.md says why its 27 cells did not run.
     """
     import shutil
     from pathlib import Path
 
     from repro.engine.compare_run import run_compare
+    from repro.engine.figures_run import render_figures
 
     out, calls = cpu_only
     figures = out.parent / "figures"
@@ -196,6 +199,10 @@ def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_ru
     committed = Path(__file__).resolve().parents[2] / "figures" / "fedmm_fig4.csv"
     shutil.copy(committed, figures / "fedmm_fig4.csv")
     runner.run_experiments([get("fedmm.fig4")], "auto", out=out, progress=False)
+    assert render_figures([get("fedmm.fig4")], "auto", out, figures) == 0
+    assert capsys.readouterr().out == (f"fedmm.fig4 [reduced]: 27 cells, none with a result "
+                                       f"({FIRST}); nothing rendered\n")
+    assert sorted(p.name for p in figures.iterdir()) == ["fedmm_fig4.csv"]  # nothing written
     assert run_compare(["fedmm.fig4"], "auto", out, figures) == 0
     assert calls == []
     claims = (figures / "claims.csv").read_text()
