@@ -151,7 +151,8 @@ def write_overview(experiments: dict[str, Experiment],
                           for r in rs if not r.ok and r.reason})
             sec.append(f"- **{e.name}** (scale: {scale}): {e.title}; {ok} of {total} cells "
                        "recorded" + (f", {len(rs) - ok} not run" if len(rs) > ok else "")
-                       + (f" ({'; '.join(why[:2])}" + (f"; {len(why) - 2} more reasons"
+                       + (f" ({'; '.join(why[:2])}" + (f"; {len(why) - 2} more reason"
+                                                       + "s" * (len(why) > 3)
                                                        if len(why) > 2 else "") + ")"
                           if why else "")
                        + (f", {total - len(rs)} without a record" if total > len(rs) else ""))
