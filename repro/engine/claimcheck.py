@@ -13,7 +13,7 @@ from pathlib import Path
 from repro.engine.comparison_md import linked
 from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.experiment import Experiment, RecordsMissing
-from repro.engine.kept import made_by
+from repro.engine.kept import KEPT, made_by
 from repro.engine.records import RunRecord
 from repro.engine.verdict import DEVIATIONS, is_primary
 
@@ -49,7 +49,8 @@ def check_claims(experiments: dict[str, Experiment],
     a failing or inconclusive claim's ``reason`` links its ``docs/deviations.md`` entry (the
     claim's own, else its paper's section). With ``figures_dir``, an experiment without records
     that registered a committed output (:mod:`repro.engine.from_outputs`) has its primary
-    claims judged on that output, said in ``measured`` and ``made_by``.
+    claims judged on that output, said in ``measured`` and in ``made_by`` (``kept: <file> at
+    <commit>``: an earlier run's numbers, never shown as made by this code).
     """
     from repro.engine.from_outputs import output_records
 
@@ -69,7 +70,8 @@ def check_claims(experiments: dict[str, Experiment],
                     said = {r.config.get("scale") for r in ok}
                     if len(said) == 1 and None not in said:
                         scale = said.pop()
-            made = (f"{source} (committed output, no run records here)" if source
+            # kept: numbers of an earlier run, not remade by this code (front_page says so)
+            made = (f"{KEPT}: {source} (committed output, no run records here)" if source
                     else made_by(ok) if ok else "")
             for claim in exp.claims:
                 if not ok:

@@ -40,7 +40,8 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
             continue
         if not any(r.ok for r in recs):
             if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
-                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120] for r in recs})
+                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120].rstrip(" :;,")
+                              for r in recs})
                 print(f"{exp.name} [{s}]: {len(recs)} cells, none with a result "
                       f"({'; '.join(why[:2])}); nothing rendered")
             else:

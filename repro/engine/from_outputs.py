@@ -4,9 +4,11 @@ Some runs cannot be repeated on every machine (fedmm's figures need a GPU for ho
 rendered per-seed tables are committed. An experiment may register how to read such a table back
 as records (:func:`register_output_records`); when ``repro compare`` finds no record of the
 experiment, its claims are judged on those records instead of being ``not_run``. The claim's
-``measured`` text then starts with the file and the commit that last wrote it, and its
-``made_by`` names them: such a verdict is never shown as computed from run records. A claim that
-needs more than the table holds (a curve) raises ``RecordsMissing`` and stays ``not_run``.
+``measured`` text then starts with the file, the commit that last wrote it and how it was made
+(as registered, e.g. "GPU-made per figures/README.md"), and its ``made_by`` says ``kept:`` and
+names them (:func:`repro.engine.claimcheck.check_claims`): such a verdict is never shown as
+computed from run records, nor as made by this code. A claim that needs more than the table
+holds (a curve) raises ``RecordsMissing`` and stays ``not_run``.
 """
 
 from __future__ import annotations
@@ -17,27 +19,32 @@ from pathlib import Path
 from repro.engine.kept import file_commit
 from repro.engine.records import RunRecord
 
-_LOADERS: dict[str, tuple[str, Callable[[Path], list[RunRecord]]]] = {}
+_LOADERS: dict[str, tuple[str, Callable[[Path], list[RunRecord]], str]] = {}
 
 
 def register_output_records(experiment: str, filename: str,
-                            loader: Callable[[Path], list[RunRecord]]) -> None:
-    """``loader(path)`` turns the committed output ``<figures>/<filename>`` into records."""
-    _LOADERS[experiment] = (filename, loader)
+                            loader: Callable[[Path], list[RunRecord]], made: str = "") -> None:
+    """``loader(path)`` turns the committed output ``<figures>/<filename>`` into records;
+    ``made``: how that output was made, where its documentation says so (shown after the file
+    and its commit, e.g. ``"GPU-made per figures/README.md"``).
+    """
+    _LOADERS[experiment] = (filename, loader, made)
 
 
 def output_records(experiment: str, figures_dir: Path) -> tuple[list[RunRecord], str] | None:
     """``(records, source)`` read back from the experiment's committed output, or ``None`` when
-    it registered none or the file is absent. ``source``: ``figures/<file> at <commit>``.
+    it registered none or the file is absent. ``source``: ``figures/<file> at <commit>``, then
+    how it was made where registered.
     """
     if experiment not in _LOADERS:
         return None
-    filename, loader = _LOADERS[experiment]
+    filename, loader, made = _LOADERS[experiment]
     path = Path(figures_dir) / filename
     if not path.is_file():
         return None
     commit = file_commit(path)
-    return loader(path), f"{path.parent.name}/{filename}" + (f" at {commit}" if commit else "")
+    return loader(path), (f"{path.parent.name}/{filename}" + (f" at {commit}" if commit else "")
+                          + (f", {made}" if made else ""))
 
 
 __all__ = ["output_records", "register_output_records"]

@@ -3,7 +3,9 @@ methods of every paper.
 
 Per experiment: its scales, the cells ``repro run`` runs at each (:func:`run_cells`, every
 reading, a shared cell once), its declared cost (experiments sharing their runs share one cost
-text), what the records found took (:func:`measured_cost`) and its readings. Then every
+text), what the records found took (:func:`measured_cost`), whether ``--scale auto`` leaves its
+cells to another machine here (:func:`repro.engine.planning.auto_elsewhere`) and its readings.
+Then every
 paper's library methods (``repro.<paper>.methods``) and the experiments that run each one
 (:func:`list_methods`).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from repro.engine.planning import collect
+from repro.engine.planning import auto_elsewhere, auto_scale, collect
 from repro.engine.records import canonical_json
 from repro.engine.registry import library_methods, load_all
 
@@ -58,6 +60,7 @@ def list_experiments(results: Path | None = None) -> int:
     wrap = textwrap.TextWrapper(width=100, initial_indent="    cost: ",
                                 subsequent_indent="          ", break_on_hyphens=False)
     seen_cost: dict[str, str] = {}
+    seen_away: dict[str, str] = {}
     for (name, scales, cells), exp in zip(rows[1:], exps.values(), strict=True):
         print(f"{name:<{widths[0]}}  {scales:<{widths[1]}}  {cells}")
         print(f"    {exp.title}")
@@ -70,6 +73,16 @@ def list_experiments(results: Path | None = None) -> int:
         measured = measured_cost(exp, results)
         if measured:
             print(f"    measured by the records here: {measured}")
+        resolved = auto_scale(exp, "auto", results)
+        away = auto_elsewhere(exp, "auto", resolved)
+        if away in seen_away:  # experiments sharing their runs share one reason
+            print(f"    not run by --scale auto on this machine: as {seen_away[away]}")
+        elif away:
+            seen_away[away] = name
+            print(textwrap.fill(f"not run by --scale auto on this machine ({resolved}; recorded "
+                                f"not_run, nothing computed): {away}", width=100,
+                                initial_indent="    ", subsequent_indent="          ",
+                                break_on_hyphens=False, break_long_words=False))
         if exp.readings:
             print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
                                             for r in exp.select_readings("all")))

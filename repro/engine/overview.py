@@ -146,8 +146,15 @@ def write_overview(experiments: dict[str, Experiment],
             ok = sum(r.ok for r in rs)
             declared = declared_cells(e, scale) if scale in e.scales else None
             total = declared if declared is not None else len(rs)
+            # why, as `repro figures` says it: each reason's first sentence (120 characters)
+            why = sorted({r.reason.splitlines()[0].split(". ")[0][:120].rstrip(" :;,")
+                          for r in rs if not r.ok and r.reason})
             sec.append(f"- **{e.name}** (scale: {scale}): {e.title}; {ok} of {total} cells "
                        "recorded" + (f", {len(rs) - ok} not run" if len(rs) > ok else "")
+                       + (f" ({'; '.join(why[:2])}" + (f"; {len(why) - 2} more reason"
+                                                       + "s" * (len(why) > 3)
+                                                       if len(why) > 2 else "") + ")"
+                          if why else "")
                        + (f", {total - len(rs)} without a record" if total > len(rs) else ""))
         for finding in sorted({f for e in exps for f in findings.get(e.paper, [])}):
             sec.append(f"- Readings: {finding}")

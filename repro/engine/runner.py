@@ -40,6 +40,7 @@ from repro.engine.experiment import CellResult, Experiment, NeedsAccelerator, Ru
 from repro.engine.locks import check_writable, claim, lock_path, release
 from repro.engine.planning import (
     PlannedCell,
+    auto_elsewhere,
     auto_scale,
     collect,
     data_sha256,
@@ -167,7 +168,10 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     (same config, data and code) are loaded, not recomputed, unless ``force``; records made
     by other code are stale and their cells are recomputed (counted in ``stale``); cells whose
     earlier record says ``not_run`` are retried, so placing missing data and rerunning fills
-    them in. With ``keep_going`` a cell that raises is recorded as ``failed`` (and retried by
+    them in. Under ``scale="auto"``, an experiment whose registered hook says this machine
+    leaves its cells to another one (:func:`repro.engine.planning.register_auto_elsewhere`)
+    has its cells without a result recorded ``not_run`` with that reason, never computed.
+    With ``keep_going`` a cell that raises is recorded as ``failed`` (and retried by
     the next run) instead of stopping the sweep. The results folder is checked for
     writability before any compute. ``reading``: the readings run (``all`` (default),
     ``primary`` or a reading id; see :mod:`repro.engine.readings`); a cell shared by several
@@ -179,17 +183,24 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     plans = [(exp, s, plan_readings(exp, s, reading)) for exp, s in plans]
     check_writable(out)
     done: dict[tuple[str, str], RunRecord] = {}
+    how: Counter = Counter()
     todo: list[tuple[Experiment, PlannedCell]] = []
     stale: Counter = Counter()
     shared: dict[str, list[tuple[Experiment, PlannedCell]]] = {}  # computed cell -> copies
     first: dict[str, tuple[Experiment, PlannedCell]] = {}
     for exp, s, cells in plans:
-        old = {} if force else stale_records(exp, s, out, cells)
+        away = auto_elsewhere(exp, scale, s)
+        old = {} if force and not away else stale_records(exp, s, out, cells)
         shas = data_sha256(exp) if exp.shared_cells else {}
         for cell in cells:
             rec = None if force else load_record(record_path(out, exp.name, cell.key))
             if rec is not None and rec.ok:
                 done[(exp.name, cell.key)] = rec
+                continue
+            if away:  # `auto` leaves it to another machine: not_run, never computed here
+                done[(exp.name, cell.key)] = left_elsewhere(exp, cell, out, away,
+                                                            old.get(cell.key))
+                how[(exp.name, COMPUTED)] += 1
                 continue
             stale[exp.name] += cell.key in old
             if exp.shared_cells:
@@ -203,7 +214,6 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
     n_shared = sum(map(len, shared.values()))
     bar = cell_bar(len(todo) + n_shared, f"{desc} [{scale}]", enabled=progress)
-    how: Counter = Counter()
     mark_main_process()
     try:
         with contextlib.ExitStack() as stack:
@@ -248,6 +258,26 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                                       sum(not r.ok for r in records), records,
                                       stale=stale[exp.name], busy=busy))
     return summaries
+
+
+def left_elsewhere(exp: Experiment, cell: PlannedCell, out: Path, why: str,
+                   stale: RunRecord | None) -> RunRecord:
+    """The record of a cell ``--scale auto`` leaves to another machine
+    (:func:`repro.engine.planning.register_auto_elsewhere`): ``not_run``, ``needs an
+    accelerator: <why>``, nothing computed. It is saved (so ``repro figures`` and ``repro
+    compare`` say why, and the next run retries it, as for :class:`NeedsAccelerator`), except
+    where a stale record with a result stands for the cell (e.g. brought from a GPU machine and
+    made by older code): a ``not_run`` record at the current key would hide it.
+    """
+    rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
+                    status=STATUS_NOT_RUN, reason="needs an accelerator: " + why,
+                    versions=versions(), data=data_sha256(exp), code=cell.code,
+                    commit=cell.commit,
+                    timings={"wall_s": 0.0, "finished": datetime.now(timezone.utc).isoformat(
+                        timespec="seconds")})
+    if stale is None or not stale.ok:
+        save_record(rec, out)
+    return rec
 
 
 def _shared_copy(rec: RunRecord, exp: Experiment, cell: PlannedCell, out: Path) -> RunRecord:

@@ -164,7 +164,9 @@ def test_without_records_compare_judges_the_figure_claims_on_the_committed_table
     rows = check_claims(exps, {n: ("reduced", []) for n in exps}, figures_dir=tmp_path)
     by = {(r["experiment"], r["claim"][:30]): r for r in rows}
     assert len(rows) == 6
-    assert all(r["made_by"].startswith(f"{tmp_path.name}/fedmm_fig") for r in rows)
+    # kept: numbers of an earlier run, made (per figures/README.md) on a GPU
+    assert all(r["made_by"].startswith(f"kept: {tmp_path.name}/fedmm_fig") for r in rows)
+    assert all("GPU-made per figures/README.md (committed output" in r["made_by"] for r in rows)
     assert all(r["measured"].startswith(f"from {tmp_path.name}/fedmm_fig") for r in rows)
     deg = by[("fedmm.fig2", "FedAvgGDA degrades as the data")]
     assert deg["verdict"] == "pass" and "= 11.0 pp" in deg["measured"]   # 55 - 44
