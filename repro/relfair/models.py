@@ -148,7 +148,10 @@ def stacked_loss_and_grads(params: Params, X: torch.Tensor, y: torch.Tensor,
     dA = torch.bmm(dO, W2.transpose(1, 2), out=buffers.dA)
     if mask is not None:
         dA.mul_(mask)
-    dA.masked_fill_(A <= 0, 0.0)
+    # dA where A > 0, else 0: the values of ``dA.masked_fill_(A <= 0, 0.0)`` (a NaN in A keeps
+    # dA in both) in one elementwise pass, in place (the kernel of relu's backward; the
+    # boolean-mask fill took ~10x as long)
+    torch.ops.aten.threshold_backward.grad_input(dA, A, 0, grad_input=dA)
     torch.bmm(X.transpose(1, 2), dA, out=gW1)
     torch.sum(dA, dim=1, out=gb1)
     return losses, buffers.grads
