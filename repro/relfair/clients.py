@@ -126,12 +126,18 @@ class RoundDraws:
 
 
 def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: float,
-               generator: torch.Generator) -> RoundDraws:
+               generator: torch.Generator, needed: np.ndarray | None = None) -> RoundDraws:
     """Minibatches for ``steps`` gradient evaluations of every client, and dropout masks.
 
     Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
     of a uniformly random permutation, drawn as the smallest of i.i.d. uniform keys), or
     ``batch`` rows drawn with replacement when the client has fewer (specs/relfair.md §10).
+
+    ``needed`` (steps, n) bool, optional: the minibatches a round reads (the per-client epoch
+    schedule reads about half). Every key is drawn all the same (the generator's stream, hence
+    every later draw, does not depend on ``needed``), but only the needed minibatches are
+    selected from them: a minibatch that is not needed holds the client's first row ``batch``
+    times (a valid row; the loop oracle computes a gradient there and multiplies it by 0).
     """
     sizes = torch.from_numpy(data.train_sizes)
     offsets = torch.from_numpy(data.train_offsets[:-1])
@@ -143,10 +149,17 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
     # O(N_i log N_i), one call per client on its own rows (no fill of the padding; the
     # formulation with padding keys 2.0 is the oracle of tests/relfair/test_relfair_fast_engine)
     small = sizes < batch
+    if needed is not None:
+        needed = np.asarray(needed, dtype=bool)
+        if needed.shape != (steps, n):
+            raise ValueError(f"needed must be a ({steps}, {n}) bool array (steps x clients), "
+                             f"got shape {needed.shape}")
     local = torch.zeros(steps, n, batch, dtype=torch.int64)
     for i in np.flatnonzero(~small.numpy()):
-        local[:, i] = torch.topk(keys[:, i, :int(sizes[i])], batch, dim=-1, largest=False,
-                                 sorted=True).indices
+        # topk treats each row alone: the needed rows' indices are those of the full call
+        for lo, hi in ([(0, steps)] if needed is None else _runs(needed[:, i])):
+            local[lo:hi, i] = torch.topk(keys[lo:hi, i, :int(sizes[i])], batch, dim=-1,
+                                         largest=False, sorted=True).indices
     if small.any():
         repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
                 * sizes[:, None]).long()
@@ -159,3 +172,9 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
         mask = torch.rand(steps, n, batch, hidden, generator=generator)
         mask.ge_(dropout).div_(1.0 - dropout)
     return RoundDraws(idx=idx, mask=mask)
+
+
+def _runs(flags: np.ndarray) -> list[tuple[int, int]]:
+    """The maximal runs ``[lo, hi)`` of True in a 1-d bool array."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], flags.astype(np.int8), [0]])))
+    return [(int(lo), int(hi)) for lo, hi in zip(edges[::2], edges[1::2], strict=True)]
