@@ -202,7 +202,8 @@ def test_scheduled_round_is_bitwise_the_round_on_the_full_draw(data, method, bac
     algs = [build(method, problem, init=theta0, rng=torch.Generator().manual_seed(9),
                   backend=backend, local_work="epochs", local_steps=2) for _ in range(2)]
     full = algs[1]
-    full._draws = lambda steps, needed=None, _f=type(full)._draws: _f(full, steps)
+    every = type(full)._draws
+    full._draws = lambda steps, needed=None: every(full, steps)  # the full draw, as before
     per = algs[0].config.plan(problem)[1]
     assert per.min() < per.max()  # a real per-client schedule
     for _ in range(2):
