@@ -23,6 +23,8 @@ from repro.core.validation import (
 
 __all__ = ["ClientData", "RoundDraws", "draw_round", "split_clients"]
 
+_KEY_CHUNK = 8  # steps of minibatch keys drawn at a time by draw_round
+
 
 @dataclass(frozen=True)
 class ClientData:
@@ -142,10 +144,9 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
     sizes = torch.from_numpy(data.train_sizes)
     offsets = torch.from_numpy(data.train_offsets[:-1])
     n, nmax = len(sizes), int(sizes.max())
-    keys = torch.rand(steps, n, nmax, generator=generator, dtype=torch.float64)
-    # client i's keys are keys[:, i, :N_i] (the rest of the row is drawn to keep the stream
-    # and never read); the batch smallest in increasing order: topk returns exactly argsort's
-    # first batch columns (keys are distinct float64 uniforms) at O(N_i) instead of
+    # client i's keys at step s are keys[s, i, :N_i] (the rest of the row is drawn to keep the
+    # stream and never read); the batch smallest in increasing order: topk returns exactly
+    # argsort's first batch columns (keys are distinct float64 uniforms) at O(N_i) instead of
     # O(N_i log N_i), one call per client on its own rows (no fill of the padding; the
     # formulation with padding keys 2.0 is the oracle of tests/relfair/test_relfair_fast_engine)
     small = sizes < batch
@@ -155,11 +156,20 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
             raise ValueError(f"needed must be a ({steps}, {n}) bool array (steps x clients), "
                              f"got shape {needed.shape}")
     local = torch.zeros(steps, n, batch, dtype=torch.int64)
-    for i in np.flatnonzero(~small.numpy()):
-        # topk treats each row alone: the needed rows' indices are those of the full call
-        for lo, hi in ([(0, steps)] if needed is None else _runs(needed[:, i])):
-            local[lo:hi, i] = torch.topk(keys[lo:hi, i, :int(sizes[i])], batch, dim=-1,
-                                         largest=False, sorted=True).indices
+    big = np.flatnonzero(~small.numpy())
+    # the (steps, n, nmax) keys are drawn _KEY_CHUNK steps at a time: the generator fills a
+    # tensor element by element in order, so consecutive chunks are the one tensor's values
+    # (the same stream), and topk reads keys still in cache (~15 % faster draw; 6 MB at a time
+    # instead of 117 MB at paper scale)
+    for c0 in range(0, steps, _KEY_CHUNK):
+        c1 = min(steps, c0 + _KEY_CHUNK)
+        keys = torch.rand(c1 - c0, n, nmax, generator=generator, dtype=torch.float64)
+        for i in big:
+            # topk treats each row alone: the needed rows' indices are those of the full call
+            for lo, hi in ([(0, c1 - c0)] if needed is None else _runs(needed[c0:c1, i])):
+                local[c0 + lo:c0 + hi, i] = torch.topk(keys[lo:hi, i, :int(sizes[i])], batch,
+                                                       dim=-1, largest=False,
+                                                       sorted=True).indices
     if small.any():
         repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
                 * sizes[:, None]).long()

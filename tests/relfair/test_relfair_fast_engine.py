@@ -212,3 +212,24 @@ def test_scheduled_round_is_bitwise_the_round_on_the_full_draw(data, method, bac
     for a, b in zip(algs[0].state.theta, algs[1].state.theta, strict=True):
         assert torch.equal(a, b)
     assert np.array_equal(algs[0].state.lam, algs[1].state.lam)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 8, 64])
+def test_chunked_key_draw_is_bitwise_the_one_tensor_draw(data, chunk, monkeypatch):
+    """draw_round draws the keys ``_KEY_CHUNK`` steps at a time: over 19 steps (several chunks,
+    a last partial one), with and without ``needed``, it equals the one-tensor padded draw and
+    ends the generator in the same state.
+    """
+    import repro.relfair.clients as clients
+
+    monkeypatch.setattr(clients, "_KEY_CHUNK", chunk)
+    needed = np.random.default_rng(5).random((19, data.n)) < 0.6
+    for sel in (None, needed):
+        g1, g2 = torch.Generator().manual_seed(17), torch.Generator().manual_seed(17)
+        draws = draw_round(data, 19, BATCH, 50, 0.5, g1, sel)
+        idx, mask = _padded_draw(data, 19, BATCH, 50, 0.5, g2)
+        keep = torch.ones(19, data.n, dtype=torch.bool) if sel is None else torch.from_numpy(
+            sel | (data.train_sizes < BATCH)[None, :])
+        assert torch.equal(draws.idx[keep], idx[keep])
+        assert torch.equal(draws.mask, mask)
+        assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
