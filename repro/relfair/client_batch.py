@@ -66,9 +66,11 @@ class ClientEngine:
             return torch.stack(losses), grads
 
     def _stacked_gradients(self, params: Params, idx: torch.Tensor, mask: torch.Tensor | None,
-                           buffers: StackedGradBuffers | None) -> tuple[torch.Tensor, Params]:
+                           buffers: StackedGradBuffers | None, losses: bool = True
+                           ) -> tuple[torch.Tensor | None, Params]:
         """Vectorized backend: one gather of the n minibatches (one index tensor), then
-        :func:`stacked_loss_and_grads`; with ``buffers`` the gradients alias them.
+        :func:`stacked_loss_and_grads`; with ``buffers`` the gradients alias them; without
+        ``losses`` the losses are not computed (None).
         """
         n, B = idx.shape
         if buffers is None:
@@ -76,7 +78,8 @@ class ClientEngine:
         flat = idx.reshape(-1)
         X = torch.index_select(self.data.X_train, 0, flat, out=buffers.X.view(n * B, -1))
         y = self.data.y_train[flat].view(n, B)
-        return stacked_loss_and_grads(params, X.view(n, B, -1), y, mask, buffers)
+        return stacked_loss_and_grads(params, X.view(n, B, -1), y, mask, buffers,
+                                      losses=losses)
 
     def gradients_at(self, theta: Params, draws: RoundDraws, step: int
                      ) -> tuple[torch.Tensor, Params]:
@@ -147,7 +150,7 @@ class ClientEngine:
         for j, s in enumerate(steps, start=1):
             _, g = self._stacked_gradients(u, draws.idx[s],
                                            None if draws.mask is None else draws.mask[s],
-                                           buffers)
+                                           buffers, losses=False)
             for ui, gi, ci in zip(u, g, correction or (None,) * len(u), strict=True):
                 if ci is not None:
                     gi.add_(ci)
@@ -170,20 +173,21 @@ class ClientEngine:
         order = torch.argsort(active, descending=True, stable=True)
         inverse = torch.empty_like(order)
         inverse[order] = torch.arange(n)
-        counts = active[order]
+        counts = active[order].numpy()
         u = stack(theta, n)  # every row is theta: already in client order `order`
         corr = None if correction is None else tuple(c.index_select(0, order)
                                                      for c in correction)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
+        idx = draws.idx.index_select(1, order)  # every step's minibatches in client order
         for j, s in enumerate(steps, start=1):
-            k = int((counts >= j).sum())
+            k = int(np.count_nonzero(counts >= j))
             if k:
                 rows = order[:k]
                 head = tuple(p[:k] for p in u)
                 mask = None if draws.mask is None else draws.mask[s].index_select(0, rows)
-                _, g = self._stacked_gradients(head, draws.idx[s].index_select(0, rows), mask,
-                                               buffers.head(k))
+                _, g = self._stacked_gradients(head, idx[s, :k], mask, buffers.head(k),
+                                               losses=False)
                 for ui, gi, ci in zip(head, g, corr or (None,) * len(u), strict=True):
                     if ci is not None:
                         gi.add_(ci[:k])

@@ -23,6 +23,8 @@ from repro.core.validation import (
 
 __all__ = ["ClientData", "RoundDraws", "draw_round", "split_clients"]
 
+_KEY_CHUNK = 8  # steps of minibatch keys drawn at a time by draw_round
+
 
 @dataclass(frozen=True)
 class ClientData:
@@ -126,27 +128,48 @@ class RoundDraws:
 
 
 def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: float,
-               generator: torch.Generator) -> RoundDraws:
+               generator: torch.Generator, needed: np.ndarray | None = None) -> RoundDraws:
     """Minibatches for ``steps`` gradient evaluations of every client, and dropout masks.
 
     Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
     of a uniformly random permutation, drawn as the smallest of i.i.d. uniform keys), or
     ``batch`` rows drawn with replacement when the client has fewer (specs/relfair.md §10).
+
+    ``needed`` (steps, n) bool, optional: the minibatches a round reads (the per-client epoch
+    schedule reads about half). Every key is drawn all the same (the generator's stream, hence
+    every later draw, does not depend on ``needed``), but only the needed minibatches are
+    selected from them: a minibatch that is not needed holds the client's first row ``batch``
+    times (a valid row; the loop oracle computes a gradient there and multiplies it by 0).
     """
     sizes = torch.from_numpy(data.train_sizes)
     offsets = torch.from_numpy(data.train_offsets[:-1])
     n, nmax = len(sizes), int(sizes.max())
-    keys = torch.rand(steps, n, nmax, generator=generator, dtype=torch.float64)
-    # client i's keys are keys[:, i, :N_i] (the rest of the row is drawn to keep the stream
-    # and never read); the batch smallest in increasing order: topk returns exactly argsort's
-    # first batch columns (keys are distinct float64 uniforms) at O(N_i) instead of
+    # client i's keys at step s are keys[s, i, :N_i] (the rest of the row is drawn to keep the
+    # stream and never read); the batch smallest in increasing order: topk returns exactly
+    # argsort's first batch columns (keys are distinct float64 uniforms) at O(N_i) instead of
     # O(N_i log N_i), one call per client on its own rows (no fill of the padding; the
     # formulation with padding keys 2.0 is the oracle of tests/relfair/test_relfair_fast_engine)
     small = sizes < batch
+    if needed is not None:
+        needed = np.asarray(needed, dtype=bool)
+        if needed.shape != (steps, n):
+            raise ValueError(f"needed must be a ({steps}, {n}) bool array (steps x clients), "
+                             f"got shape {needed.shape}")
     local = torch.zeros(steps, n, batch, dtype=torch.int64)
-    for i in np.flatnonzero(~small.numpy()):
-        local[:, i] = torch.topk(keys[:, i, :int(sizes[i])], batch, dim=-1, largest=False,
-                                 sorted=True).indices
+    big = np.flatnonzero(~small.numpy())
+    # the (steps, n, nmax) keys are drawn _KEY_CHUNK steps at a time: the generator fills a
+    # tensor element by element in order, so consecutive chunks are the one tensor's values
+    # (the same stream), and topk reads keys still in cache (~15 % faster draw; 6 MB at a time
+    # instead of 117 MB at paper scale)
+    for c0 in range(0, steps, _KEY_CHUNK):
+        c1 = min(steps, c0 + _KEY_CHUNK)
+        keys = torch.rand(c1 - c0, n, nmax, generator=generator, dtype=torch.float64)
+        for i in big:
+            # topk treats each row alone: the needed rows' indices are those of the full call
+            for lo, hi in ([(0, c1 - c0)] if needed is None else _runs(needed[c0:c1, i])):
+                local[c0 + lo:c0 + hi, i] = torch.topk(keys[lo:hi, i, :int(sizes[i])], batch,
+                                                       dim=-1, largest=False,
+                                                       sorted=True).indices
     if small.any():
         repl = (torch.rand(steps, n, batch, generator=generator, dtype=torch.float64)
                 * sizes[:, None]).long()
@@ -159,3 +182,9 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
         mask = torch.rand(steps, n, batch, hidden, generator=generator)
         mask.ge_(dropout).div_(1.0 - dropout)
     return RoundDraws(idx=idx, mask=mask)
+
+
+def _runs(flags: np.ndarray) -> list[tuple[int, int]]:
+    """The maximal runs ``[lo, hi)`` of True in a 1-d bool array."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], flags.astype(np.int8), [0]])))
+    return [(int(lo), int(hi)) for lo, hi in zip(edges[::2], edges[1::2], strict=True)]

@@ -8,7 +8,7 @@ import torch
 
 from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
-from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor
+from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor, scheduled_reads
 from repro.relfair.messages import LossReport, ModelBroadcast, ModelReport
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
@@ -52,7 +52,7 @@ class DRFA(FederatedMethod):
         J, per_client = c.plan(self.problem)
         t_snap = int(torch.randint(0, J, (1,), generator=self.rng))
         down = ModelBroadcast(st.theta, snapshot_at=t_snap)
-        draws = self._draws(J + 1)
+        draws = self._draws(J + 1, scheduled_reads(per_client, J + 1, last=1))
         u, snap = eng.local_sgd(down.theta, c.lr, draws, range(J), snapshot_at=down.snapshot_at,
                                 client_steps=per_client)
         models = ModelReport(u, snap)

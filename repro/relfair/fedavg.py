@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
-from repro.relfair.federated import FederatedMethod, LocalWork
+from repro.relfair.federated import FederatedMethod, LocalWork, scheduled_reads
 from repro.relfair.messages import ModelBroadcast, ModelReport
 
 __all__ = ["FedAvg", "FedAvgConfig"]
@@ -36,7 +36,7 @@ class FedAvg(FederatedMethod):
         c, st, eng = self.config, self.state, self.engine
         S, per_client = c.plan(self.problem)
         down = ModelBroadcast(st.theta)
-        draws = self._draws(S)
+        draws = self._draws(S, scheduled_reads(per_client, S))
         u, _ = eng.local_sgd(down.theta, c.lr, draws, range(S), client_steps=per_client)
         up = ModelReport(u)
         new_theta = tuple(p.mean(dim=0) for p in up.models)

@@ -38,7 +38,7 @@ from repro.relfair.clients import ClientData, draw_round
 from repro.relfair.models import Params, as_params, init_params
 
 __all__ = ["LOCAL_WORK", "ClientProblem", "FLState", "FederatedMethod", "LocalWork",
-           "TrainSetup", "epoch_schedule", "lam_tensor"]
+           "TrainSetup", "epoch_schedule", "lam_tensor", "scheduled_reads"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,20 @@ def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
     return epochs * -(-sizes // int(batch))
 
 
+def scheduled_reads(client_steps: np.ndarray | None, draws: int, *, first: int = 0,
+                    last: int = 0) -> np.ndarray | None:
+    """The minibatches a round reads (``draw_round``'s ``needed``), (draws, n) bool: the
+    ``first`` leading and ``last`` trailing draws of every client (those evaluated at a
+    broadcast model) and client i's local steps at draws ``first .. first + client_steps[i] -
+    1``; None (all) without a per-client schedule.
+    """
+    if client_steps is None:
+        return None
+    steps = np.asarray(client_steps)
+    s = np.arange(draws)[:, None]
+    return (s < first) | (s >= draws - last) | (s - first < steps[None, :])
+
+
 @dataclass(frozen=True, kw_only=True)
 class LocalWork:
     """The local work of a round, the one place of its defaults (App. J.2): ``local_steps`` J
@@ -179,9 +193,13 @@ class FederatedMethod:
         self.state = self.state_type(round=1, theta=tuple(p.clone() for p in theta0),
                                      lam=np.full(n, 1.0 / n))
 
-    def _draws(self, steps: int):
+    def _draws(self, steps: int, needed: np.ndarray | None = None):
+        """The round's ``steps`` draws from the run's generator; only the minibatches marked
+        in ``needed`` are selected (:func:`scheduled_reads`, :func:`draw_round`).
+        """
         s = self.problem.setup
-        return draw_round(self.problem.data, steps, s.batch, s.hidden, s.dropout, self.rng)
+        return draw_round(self.problem.data, steps, s.batch, s.hidden, s.dropout, self.rng,
+                          needed)
 
     def step(self) -> RoundMessages:
         raise NotImplementedError

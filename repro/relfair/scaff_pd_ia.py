@@ -10,7 +10,7 @@ import numpy as np
 
 from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
-from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor
+from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor, scheduled_reads
 from repro.relfair.messages import ControlBroadcast, DeltaReport, LossControlReport, ModelBroadcast
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
@@ -73,7 +73,7 @@ class ScaffPDIA(FederatedMethod):
         c, st, eng = self.config, self.state, self.engine
         down = ModelBroadcast(st.theta)
         S, per_client = c.plan(self.problem)
-        draws = self._draws(S + 1)
+        draws = self._draws(S + 1, scheduled_reads(per_client, S + 1, first=1))
         theta = down.theta  # the clients' copy of theta^r
         singleton = c.ambiguity.is_singleton
         losses = None if singleton else eng.evaluate(theta, "train")[0]

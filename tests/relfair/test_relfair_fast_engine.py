@@ -149,3 +149,87 @@ def test_per_client_topk_draw_is_bitwise_the_padded_draw(data, batch, dropout):
         assert draws.mask.dtype == torch.float32
         assert 0.3 < float((draws.mask == 0).double().mean()) / dropout < 1.7
     assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+
+
+@pytest.mark.parametrize("batch", [16, 8])
+def test_draw_of_the_needed_minibatches_only(data, batch):
+    """With ``needed`` the needed minibatches are the full draw's, the others hold the client's
+    first row, the masks are the full draw's and the generator ends in the same state.
+    """
+    needed = np.random.default_rng(3).random((7, data.n)) < 0.4
+    needed[:, 1] = False  # a client that reads nothing
+    needed[:, 2] = True  # one that reads everything
+    g1, g2 = torch.Generator().manual_seed(13), torch.Generator().manual_seed(13)
+    part = draw_round(data, 7, batch, 50, 0.5, g1, needed)
+    full = draw_round(data, 7, batch, 50, 0.5, g2)
+    small = data.train_sizes < batch
+    assert small.sum() == 1 and needed.sum() > 0 and (~needed).sum() > 0
+    keep = torch.from_numpy(needed | small[None, :])
+    assert torch.equal(part.idx[keep], full.idx[keep])
+    first = torch.from_numpy(data.train_offsets[:-1]).expand(7, -1)[~keep]
+    assert torch.equal(part.idx[~keep], first[:, None].expand(-1, batch))
+    assert not torch.equal(full.idx[~keep], part.idx[~keep])
+    assert torch.equal(part.mask, full.mask)
+    assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+    with pytest.raises(ValueError, match=r"needed must be a \(7, 12\) bool array"):
+        draw_round(data, 7, batch, 50, 0.5, g1, needed[:3])
+
+
+def test_scheduled_reads_are_what_the_methods_read():
+    from repro.relfair.federated import scheduled_reads
+
+    steps = np.array([2, 0, 3])
+    assert scheduled_reads(None, 4) is None
+    expect = np.array([[1, 0, 1], [1, 0, 1], [0, 0, 1], [0, 0, 0]], bool)
+    assert np.array_equal(scheduled_reads(steps, 4), expect)  # FedAvg: draws 0..c_i-1
+    ia = scheduled_reads(steps, 4, first=1)  # Scaff-PD-IA: draw 0 (controls), then 1..c_i
+    assert np.array_equal(ia, np.array([[1, 1, 1], [1, 0, 1], [1, 0, 1], [0, 0, 1]], bool))
+    drfa = scheduled_reads(steps, 4, last=1)  # DRFA: draws 0..c_i-1, and draw J (losses)
+    assert np.array_equal(drfa, expect | np.array([[0], [0], [0], [1]], bool))
+
+
+@pytest.mark.parametrize("method", ["FedAvg", "Scaff-PD-IA", "DRFA"])
+@pytest.mark.parametrize("backend", ["vectorized", "loop"])
+def test_scheduled_round_is_bitwise_the_round_on_the_full_draw(data, method, backend):
+    """The `epochs` reading selects only the minibatches a round reads (``scheduled_reads``);
+    its rounds are bitwise those on the full draw of every minibatch (the draw before).
+    """
+    from repro.relfair.federated import ClientProblem, TrainSetup
+    from repro.relfair.methods import build
+
+    problem = ClientProblem(data, TrainSetup(batch=BATCH, hidden=50, dropout=0.5))
+    theta0 = init_params(D_IN, 50, 10, torch.Generator().manual_seed(1))
+    algs = [build(method, problem, init=theta0, rng=torch.Generator().manual_seed(9),
+                  backend=backend, local_work="epochs", local_steps=2) for _ in range(2)]
+    full = algs[1]
+    every = type(full)._draws
+    full._draws = lambda steps, needed=None: every(full, steps)  # the full draw, as before
+    per = algs[0].config.plan(problem)[1]
+    assert per.min() < per.max()  # a real per-client schedule
+    for _ in range(2):
+        for alg in algs:
+            alg.step()
+    for a, b in zip(algs[0].state.theta, algs[1].state.theta, strict=True):
+        assert torch.equal(a, b)
+    assert np.array_equal(algs[0].state.lam, algs[1].state.lam)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 8, 64])
+def test_chunked_key_draw_is_bitwise_the_one_tensor_draw(data, chunk, monkeypatch):
+    """draw_round draws the keys ``_KEY_CHUNK`` steps at a time: over 19 steps (several chunks,
+    a last partial one), with and without ``needed``, it equals the one-tensor padded draw and
+    ends the generator in the same state.
+    """
+    import repro.relfair.clients as clients
+
+    monkeypatch.setattr(clients, "_KEY_CHUNK", chunk)
+    needed = np.random.default_rng(5).random((19, data.n)) < 0.6
+    for sel in (None, needed):
+        g1, g2 = torch.Generator().manual_seed(17), torch.Generator().manual_seed(17)
+        draws = draw_round(data, 19, BATCH, 50, 0.5, g1, sel)
+        idx, mask = _padded_draw(data, 19, BATCH, 50, 0.5, g2)
+        keep = torch.ones(19, data.n, dtype=torch.bool) if sel is None else torch.from_numpy(
+            sel | (data.train_sizes < BATCH)[None, :])
+        assert torch.equal(draws.idx[keep], idx[keep])
+        assert torch.equal(draws.mask, mask)
+        assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))

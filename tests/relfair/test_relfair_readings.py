@@ -123,7 +123,8 @@ def test_scheduled_local_sgd_computes_only_active_clients_and_equals_the_loop_or
     vec = ClientEngine(data, "vectorized")
     calls = []
     real = vec._stacked_gradients
-    vec._stacked_gradients = lambda u, idx, m, b: calls.append(idx.shape[0]) or real(u, idx, m, b)
+    vec._stacked_gradients = lambda u, idx, m, b, **kw: (calls.append(idx.shape[0])
+                                                          or real(u, idx, m, b, **kw))
     u, snap = vec.local_sgd(theta, 0.05, draws, range(S), correction=corr, snapshot_at=t,
                             client_steps=per)
     u_ref, snap_ref = ClientEngine(data, "loop").local_sgd(theta, 0.05, draws, range(S),

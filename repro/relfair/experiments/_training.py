@@ -94,6 +94,7 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     alg = TRAINED[config["method"]].build(problem, init=theta0, rng=rng, backend=backend,
                                           **_options(config))
     engine = alg.engine
+    final = None  # the validation evaluation of theta^{R+1}, made once (logged and returned)
     for r in range(1, config["rounds"] + 1):
         alg.step()
         st = alg.state
@@ -102,9 +103,10 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
             vl, va = engine.evaluate(st.theta, "val")
             m = client_metrics(vl, va)
             values.update(val_loss=m["loss_all"], val_acc=m["acc_all"], val_R_AB=m["R_AB"])
+            final = (vl, va) if r == config["rounds"] else None
         if ctx is not None:
             ctx.log_round(r, **values)
-    vl, va = engine.evaluate(alg.state.theta, "val")
+    vl, va = engine.evaluate(alg.state.theta, "val") if final is None else final
     metrics = client_metrics(vl, va)
     counts = data.val_sizes
     metrics["acc_pooled"] = float(np.sum(va * counts) / counts.sum())

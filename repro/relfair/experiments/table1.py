@@ -33,10 +33,9 @@ TABLE1 = register(Experiment(
     paper=PAPER, cells=table1_cells, run_cell=training_cell, render=table1_render,
     scales=("smoke", "paper"),
     cost={"smoke": "40 s (CIFAR-10 cells not_run; all readings)",
-          "paper": "MNIST, 3 seeds: `steps` 35 min (measured on 2 loaded cores); `epochs` "
-                   "~85 CPU min more before the scheduled local steps (one cell: 707 s wall, "
-                   "2 loaded cores), which cut a round's local work 1.8-2.3x (measured; "
-                   "the MNIST split's work ratio is 2.0)"},
+          "paper": "MNIST, 3 seeds, all readings: ~38 CPU min at 1 thread (measured, issue 33, "
+                   "2 loaded cores): 15 `epochs` runs (`summed-loss` reads the same runs) of "
+                   "130-145 CPU s, 18 `steps` runs of 3-19 CPU s"},
     data=MNIST_DATA, reported=("relfair_table1",), reproduce=table1_reproduce,
     readings=READINGS,
     shared_cells=SHARED_CELLS,
