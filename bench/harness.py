@@ -157,8 +157,11 @@ def _measured(target: Target, rows: list[dict]) -> tuple[str, str]:
     if not checked:
         return "; ".join(f"{x:.1f}×" for _, x in ratios), f"no case at {target.where}"
     met = sum(x >= target.min_ratio for x in checked)
-    verdict = ("met" if met == len(checked) else "NOT met") + (
-        f" in {met} of {len(checked)} cases" if len(checked) > 1 else "")
+    if met == len(checked):
+        verdict = "met" + (f" in all {met} cases" if met > 1 else "")
+    else:  # name what is not met: "NOT met in 4 of 6 cases" (it said "in 2 of 6", the met ones)
+        verdict = "NOT met" + (f" in {len(checked) - met} of {len(checked)} cases"
+                               if len(checked) > 1 else "")
     return ", ".join(f"{x:.1f}×" for x in checked) + f" at {target.where}", verdict
 
 

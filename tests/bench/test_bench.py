@@ -129,3 +129,12 @@ def test_a_throwaway_bench_module_is_discovered_with_its_target(tmp_path, monkey
         assert "≥ 2×: met" in text
     finally:
         sys.modules.pop("bench.throwaway", None)
+
+
+def test_the_summary_verdict_counts_the_cases_not_met():
+    t = Target("one round", "≥ 3.5× at 100 clients", min_ratio=3.5, where="100 clients")
+    rows = [{"case": f"case {i} at 100 clients", "baseline_s": r, "fast_s": 1.0}
+            for i, r in enumerate([1.7, 2.2, 2.3, 2.7, 4.1, 4.5])]
+    assert bench._measured(t, rows)[1] == "NOT met in 4 of 6 cases"
+    assert bench._measured(t, rows[4:])[1] == "met in all 2 cases"
+    assert bench._measured(t, rows[:1])[1] == "NOT met"
