@@ -72,10 +72,10 @@ def _admm(problem, cfg, fresh_start: bool, calls: list):
     mus = [np.abs(rng.standard_normal((b.size, b.m))) for b in problem.clients]
 
     class CountingMerit(Merit):
-        def value_grad(self, W):
+        def _value_grad(self, W, second):      # the one pass of value_grad(_parts)
             if self.block is problem.server:
                 calls.append(1)
-            return super().value_grad(W)
+            return super()._value_grad(W, second)
 
     server_m = CountingMerit(problem.server, mu0, center, cfg.beta, prox)
     clients = [Merit(b, m, center, cfg.beta, prox)
