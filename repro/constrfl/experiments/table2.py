@@ -14,7 +14,7 @@ both. Chosen from the text and the authors' script before any run:
 from __future__ import annotations
 
 from repro.constrfl.experiments import PAPER, claims, render, reproduce
-from repro.constrfl.experiments._fair import ADULT_DATA, METHODS, run_cell
+from repro.constrfl.experiments._fair import ADULT_DATA, METHODS, SHARED_CELLS, run_cell
 from repro.engine.experiment import Experiment
 from repro.engine.readings import Reading
 from repro.engine.registry import register
@@ -58,7 +58,8 @@ READINGS = (SCRIPT_TOLERANCE, CRITERION_TOLERANCE)
 TABLE2 = register(Experiment(
     name="constrfl.table2",
     title="Table 2: fairness-constrained classification (adult-b), both hyperparameter sets",
-    paper=PAPER, cells=cells, run_cell=run_cell, methods=METHODS, render=render.table2,
+    paper=PAPER, cells=cells, run_cell=run_cell, shared_cells=SHARED_CELLS,
+    methods=METHODS, render=render.table2,
     scales=("smoke", "paper"),
     cost={"smoke": "3 min",
           "paper": "~2.3 CPU-hours projected from the measured n = 1 cells (2 workers on 2 "
