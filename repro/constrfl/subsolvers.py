@@ -164,11 +164,18 @@ def _phi_from_merit(v, g, U, lin, rho, ctr):
     return (v + (lin * U).sum(axis=1) + 0.5 * rho * (du * du).sum(axis=1), g + lin + rho * du)
 
 
+# Rows per party from which keeping the per-row parts pays: below it (monks-1, ~30 rows) the
+# pass they save is cheaper than the extra row copies of an active set that keeps changing.
+# Only the work changes with it, never a number (the Hessian is the same matrix either way).
+PARTS_MIN_ROWS = 256
+
+
 def _keeps_parts(merit) -> bool:
-    """A logistic-block merit: its value-and-gradient pass also gives the per-row parts of its
-    Hessian (:meth:`Merit.value_grad_parts`).
+    """A logistic-block merit with many rows: its value-and-gradient pass also keeps the
+    per-row parts of its Hessian (:meth:`Merit.value_grad_parts`).
     """
-    return isinstance(merit, Merit) and hasattr(merit.block, "loss_parts")
+    return (isinstance(merit, Merit) and hasattr(merit.block, "loss_parts")
+            and merit.block.X.shape[1] >= PARTS_MIN_ROWS)
 
 
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
@@ -384,16 +391,19 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _take_many(blk, idx):
-    """``blk`` with the rows ``idx`` of its array fields (``dataclasses.replace`` of them; the
-    block classes have only init fields and no ``__post_init__``, so constructing the class
-    directly is the same, with the field names looked up once per class).
+    """``blk`` with the rows ``idx`` of its array fields: the fields ``dataclasses.replace``
+    would pass (the block classes have only init fields), set on a new instance without
+    calling ``__init__``/``__post_init__`` again: that only validates the shapes, and rows
+    taken from a validated block have the validated layout (this runs every Newton iteration
+    whose active set changes; the field names are looked up once per class).
     """
     cls = type(blk)
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS.setdefault(cls, tuple(f.name for f in dataclasses.fields(cls)))
-    kw = {}
+    out = object.__new__(cls)
     for name in names:
         v = getattr(blk, name)
-        kw[name] = v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v
-    return cls(**kw)
+        object.__setattr__(out, name,
+                           v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v)
+    return out
