@@ -62,7 +62,8 @@ TABLE2 = register(Experiment(
     methods=METHODS, render=render.table2,
     scales=("smoke", "paper"),
     cost={"smoke": "3 min",
-          "paper": "~2.3 CPU-hours projected from the measured n = 1 cells (2 workers on 2 "
-                   "cores: paper set 203 s a cell, script set 6 s; 40 cells each)"},
+          "paper": "~1 CPU-hour projected from measured cells (1 BLAS thread: paper set "
+                   "80-82 CPU-s at n = 1, ~73 at n = 20; script set ~4 CPU-s; 40 paper-set "
+                   "cells, 40 script-set cells per reading)"},
     data=ADULT_DATA, reported=("constrfl_table2",), reproduce=reproduce.table2,
     claims=claims.TABLE2, readings=READINGS))
