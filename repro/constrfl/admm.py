@@ -61,8 +61,8 @@ class _BlockSolver:
                                         factors=factors)
 
     def __call__(self, U0, lin, ctr, tol, cache: dict | None = None):
-        """``cache`` (vectorized Newton only): ``{"at": U, "merit": (P(U), grad P(U))}`` of
-        this block, reused when ``U0`` is that ``U`` and refreshed with the output.
+        """``cache`` (vectorized Newton only): ``{"at": U, "merit": (P(U), grad P(U),
+        parts)}`` of this block, reused when ``U0`` is that ``U`` and refreshed with the output.
         """
         if self.method == "exact":
             U = self.exact.solve(lin, np.broadcast_to(ctr, U0.shape))
@@ -123,7 +123,7 @@ class ClientSide:
         for m, cache in zip(self.merits, self._merit_cache, strict=True):
             W = np.broadcast_to(w0, (m.block.size, w0.size)).copy()
             if hasattr(m.block, "loss_parts"):       # value and gradient from one pass
-                cache.update(at=W, merit=m.value_grad(W))
+                cache.update(at=W, merit=m.value_grad_parts(W))
                 lam = -cache["merit"][1]
             else:
                 lam = -m.grad(W)

@@ -79,7 +79,20 @@ class Merit:
         blk = self.block
         if not hasattr(blk, "loss_parts"):
             return self.value(W), self.grad(W)
-        phi, dphi, _ = blk._loss_parts(W, False)
+        return self._value_grad(W, False)[:2]
+
+    def value_grad_parts(self, W: np.ndarray):
+        """``(P(W), grad P(W), parts)``: :meth:`value_grad` of a logistic block and the
+        per-row quantities ``parts = (phi, phi', e/(1+e), 1/(1+e))`` of that same pass, from
+        which :meth:`hess_from_parts` gives the generalized Hessian at ``W`` without another
+        pass over the rows (the batched Newton's accepted point is the next Hessian's point).
+        """
+        return self._value_grad(W, None)
+
+    def _value_grad(self, W, second):
+        blk = self.block
+        phi, dphi, pending = blk._loss_parts(W, second)
+        parts = None if pending is None else (phi, dphi, *pending)
         c = np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r
         a = _plus(blk, self.mu + self.beta * c)
         dw = W - self.center
@@ -88,18 +101,29 @@ class Merit:
                + ((a * a).sum(axis=1) - (self.mu * self.mu).sum(axis=1)) / (2 * self.beta)
                + 0.5 * self.prox * (dw * dw).sum(axis=1))
         g = blk._rows_t((blk.fw + blk._mixed_weights(a)) * dphi) + self.prox * dw
-        return val, g
+        return val, g, parts
+
+    def hess_from_parts(self, parts) -> np.ndarray:
+        """The generalized Hessian (:meth:`hess`) at the point where
+        :meth:`value_grad_parts` returned ``parts`` (bitwise the same matrix: the same
+        per-row numbers enter the same operations).
+        """
+        phi, dphi, ei, inv = parts
+        return self._logistic_hess(phi, dphi, self.block.d2phi_from((ei, inv)))
+
+    def _logistic_hess(self, phi, dphi, d2):
+        blk = self.block
+        s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
+        a = _plus(blk, s)
+        H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
+        J = blk._jac(dphi)
+        active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
+        return self._finish_hess(H, J, active, blk.d)
 
     def hess(self, W: np.ndarray) -> np.ndarray:
         blk = self.block
         if hasattr(blk, "loss_parts"):     # one pass over the rows (logistic blocks)
-            phi, dphi, d2 = blk.loss_parts(W)
-            s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
-            a = _plus(blk, s)
-            H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
-            J = blk._jac(dphi)
-            active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
-            return self._finish_hess(H, J, active, W.shape[1])
+            return self._logistic_hess(*blk.loss_parts(W))
         s = self._s(W)
         a = _plus(self.block, s)
         active = np.ones_like(s) if self.block.equality else (s > 0).astype(float)

@@ -52,14 +52,15 @@ class NewtonBreakdown(np.linalg.LinAlgError):
 @dataclass(frozen=True)
 class SolveInfo:
     """Per party: achieved ``||grad phi||_inf``, iterations, whether the criterion holds;
-    Newton also returns ``P(U)`` and ``grad P(U)`` at its output (``merit_at``), which the next
-    ADMM round's warm start reuses (P does not change within one Algorithm-2 call).
+    Newton also returns ``P(U)``, ``grad P(U)`` and (logistic blocks) the per-row parts at its
+    output (``merit_at``), which the next ADMM round's warm start reuses (P does not change
+    within one Algorithm-2 call).
     """
 
     residual: np.ndarray
     iterations: np.ndarray
     success: np.ndarray
-    merit_at: tuple[np.ndarray, np.ndarray] | None = None
+    merit_at: tuple | None = None
 
 
 def _phi_grad(merit: Merit, U, lin, rho, ctr):
@@ -163,9 +164,23 @@ def _phi_from_merit(v, g, U, lin, rho, ctr):
     return (v + (lin * U).sum(axis=1) + 0.5 * rho * (du * du).sum(axis=1), g + lin + rho * du)
 
 
+# Rows per party from which keeping the per-row parts pays: below it (monks-1, ~30 rows) the
+# pass they save is cheaper than the extra row copies of an active set that keeps changing.
+# Only the work changes with it, never a number (the Hessian is the same matrix either way).
+PARTS_MIN_ROWS = 256
+
+
+def _keeps_parts(merit) -> bool:
+    """A logistic-block merit with many rows: its value-and-gradient pass also keeps the
+    per-row parts of its Hessian (:meth:`Merit.value_grad_parts`).
+    """
+    return (isinstance(merit, Merit) and hasattr(merit.block, "loss_parts")
+            and merit.block.X.shape[1] >= PARTS_MIN_ROWS)
+
+
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                  clip: float | None = None,
-                 merit_at_start: tuple[np.ndarray, np.ndarray] | None = None,
+                 merit_at_start: tuple | None = None,
                  hess_cache: dict | None = None) -> tuple[np.ndarray, SolveInfo]:
     """Batched damped Newton; each party stops as soon as ``||grad phi||_inf <= tol``.
 
@@ -174,7 +189,13 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     value AND gradient in one pass over the rows (an accepted trial's gradient is the next
     iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
     eigenvalues (nonconvex phi, fairness), specs/constrfl.md §2.4. ``merit_at_start`` = ``(P(U0),
-    grad P(U0))`` when the caller has them (the previous round's output), else computed.
+    grad P(U0))`` or ``(P(U0), grad P(U0), parts)`` when the caller has them (the previous
+    round's output), else computed.
+
+    Logistic blocks: the pass that evaluates a point also keeps its per-row parts
+    (:meth:`Merit.value_grad_parts`), and the Hessian at that point, the next iteration's (or
+    the next round's first), is made from them (:meth:`Merit.hess_from_parts`): the same
+    matrix, bit for bit, without another ``Xw`` and elementwise pass.
 
     ``hess_cache`` (a dict kept by the caller across the rounds of one Algorithm-2 call, where
     P is fixed and the iterates move little): the parties' last Hessians of phi (rho and the
@@ -188,9 +209,22 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     b, d = U.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (b,))
     iters = np.zeros(b, dtype=int)
-    vP, gP = (_merit_value_grad(merit, U) if merit_at_start is None
-              else (np.array(merit_at_start[0], dtype=float),
-                    np.array(merit_at_start[1], dtype=float)))
+    keep = _keeps_parts(merit)
+    # parts: per-row (phi, phi', e/(1+e), 1/(1+e)) at U of the parties marked in ``have``;
+    # ``owned``: the arrays are this call's (a caller's are copied before a row is written)
+    parts, have, owned = None, np.zeros(b, dtype=bool), False
+    if merit_at_start is None:
+        if keep:
+            vP, gP, parts = merit.value_grad_parts(U)
+            have[:], owned = True, True
+        else:
+            vP, gP = _merit_value_grad(merit, U)
+    else:
+        vP = np.array(merit_at_start[0], dtype=float)
+        gP = np.array(merit_at_start[1], dtype=float)
+        if keep and len(merit_at_start) > 2 and merit_at_start[2] is not None:
+            parts = merit_at_start[2]
+            have[:] = True
     fval, g = _phi_from_merit(vP, gP, U, lin, rho, ctr)
     res = np.abs(g).max(axis=1)
     Hc = hess_cache.get("H") if hess_cache is not None else None
@@ -211,12 +245,18 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         Ui, gi, f0 = U[idx], g[idx], fval[idx]
         fresh = (~usable[idx]).nonzero()[0]                 # positions within idx
         if len(fresh):
-            Hf = _restrict(sub, fresh).hess(Ui[fresh])
+            sel = idx[fresh]
+            sub_f = _restrict(sub, fresh)
+            if parts is not None and have[sel].all():       # the parts of these points
+                rows = [p if len(sel) == b else p[sel] for p in parts]
+                Hf = sub_f.hess_from_parts(rows)
+            else:
+                Hf = sub_f.hess(Ui[fresh])
             _add_to_diagonal(Hf, rho)
             if clip is not None:
                 ev, vec = np.linalg.eigh(Hf)
                 Hf = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
-            Hc[idx[fresh]] = Hf
+            Hc[sel] = Hf
         Hs = Hc[idx]
         try:
             step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
@@ -225,7 +265,10 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
         trial = Ui + step
-        vt, gtP = _merit_value_grad(sub, trial)
+        if keep:
+            vt, gtP, tparts = sub.value_grad_parts(trial)
+        else:
+            vt, gtP = _merit_value_grad(sub, trial)
         ft, gt = _phi_from_merit(vt, gtP, trial, li, rho, ci)
         for _ in range(60):
             bad = ft > f0 + 1e-4 * t * slope
@@ -236,11 +279,28 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             t = np.where(bad, 0.5 * t, t)
             jb = bad.nonzero()[0]
             trial[jb] = Ui[jb] + t[jb, None] * step[jb]
-            vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
+            if keep:
+                vb, gbP, bparts = _restrict(sub, jb).value_grad_parts(trial[jb])
+                for tp, bp in zip(tparts, bparts, strict=True):
+                    tp[jb] = bp
+            else:
+                vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
             vt[jb], gtP[jb] = vb, gbP
             ft[jb], gt[jb] = _phi_from_merit(vb, gbP, trial[jb], _rows(li, jb), rho,
                                              _rows(ci, jb))
         U[idx], fval[idx], g[idx], vP[idx], gP[idx] = trial, ft, gt, vt, gtP
+        if keep:
+            if len(idx) == b:
+                parts, owned = tparts, True
+            else:
+                if parts is None:
+                    parts = [np.empty((b,) + tp.shape[1:]) for tp in tparts]
+                elif not owned:
+                    parts = [p.copy() for p in parts]
+                owned = True
+                for p, tp in zip(parts, tparts, strict=True):
+                    p[idx] = tp
+            have[idx] = True
         iters[idx] += 1
         new_res = np.abs(gt).max(axis=1)
         # keep a matrix for the next step only where it just gave a full step and a 4-fold cut
@@ -248,7 +308,8 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         res[idx] = new_res
     if hess_cache is not None:
         hess_cache.update(H=Hc, usable=usable)
-    return U, SolveInfo(res, iters, res <= tol, (vP, gP))
+    out_parts = tuple(parts) if parts is not None and have.all() else None
+    return U, SolveInfo(res, iters, res <= tol, (vP, gP, out_parts))
 
 
 def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
@@ -330,16 +391,19 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _take_many(blk, idx):
-    """``blk`` with the rows ``idx`` of its array fields (``dataclasses.replace`` of them; the
-    block classes have only init fields and no ``__post_init__``, so constructing the class
-    directly is the same, with the field names looked up once per class).
+    """``blk`` with the rows ``idx`` of its array fields: the fields ``dataclasses.replace``
+    would pass (the block classes have only init fields), set on a new instance without
+    calling ``__init__``/``__post_init__`` again: that only validates the shapes, and rows
+    taken from a validated block have the validated layout (this runs every Newton iteration
+    whose active set changes; the field names are looked up once per class).
     """
     cls = type(blk)
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS.setdefault(cls, tuple(f.name for f in dataclasses.fields(cls)))
-    kw = {}
+    out = object.__new__(cls)
     for name in names:
         v = getattr(blk, name)
-        kw[name] = v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v
-    return cls(**kw)
+        object.__setattr__(out, name,
+                           v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v)
+    return out

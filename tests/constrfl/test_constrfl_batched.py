@@ -152,13 +152,13 @@ def test_hessian_reuse_keeps_the_stopping_rule_and_saves_hessians():
         c = cfg.replace(solver=method, hessian_reuse=reuse, t_max=8)
         cl = ClientSide(client_ms, c.rho, c, "vectorized")
         calls = {"hess": 0}
-        orig = cl.merits[0].hess
+        orig = cl.merits[0]._logistic_hess     # every Hessian of a logistic merit
 
-        def hess(W, orig=orig, calls=calls):
-            calls["hess"] += len(W)
-            return orig(W)
+        def hess(phi, dphi, d2, orig=orig, calls=calls):
+            calls["hess"] += len(phi)
+            return orig(phi, dphi, d2)
 
-        object.__setattr__(cl.merits[0], "hess", hess)
+        object.__setattr__(cl.merits[0], "_logistic_hess", hess)
         sv = ServerSide(server_m, c.rho, cl.n, c, "vectorized")
         admm = InexactADMM(sv, cl, 1e-300, center, q=c.q, t_max=8)
         admm.run()

@@ -72,10 +72,10 @@ def _admm(problem, cfg, fresh_start: bool, calls: list):
     mus = [np.abs(rng.standard_normal((b.size, b.m))) for b in problem.clients]
 
     class CountingMerit(Merit):
-        def value_grad(self, W):
+        def _value_grad(self, W, second):      # the one pass of value_grad(_parts)
             if self.block is problem.server:
                 calls.append(1)
-            return super().value_grad(W)
+            return super()._value_grad(W, second)
 
     server_m = CountingMerit(problem.server, mu0, center, cfg.beta, prox)
     clients = [Merit(b, m, center, cfg.beta, prox)
@@ -158,3 +158,44 @@ def test_cholesky_factors_equal_the_plain_factorization_bitwise():
             assert np.allclose(np.triu(c).T @ np.triu(c), Qj + rho * np.eye(40), atol=1e-12)
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
         cholesky_factors(-Q, 0.0)
+
+
+@pytest.mark.parametrize("kind", ["np", "fairness"])
+def test_hessian_from_kept_parts_gives_the_same_run_with_fewer_passes(kind, monkeypatch):
+    """The Newton Hessian made from the per-row parts of the pass that evaluated its point
+    (subsolvers.PARTS_MIN_ROWS = 0: every block keeps them) against the run that evaluates
+    the point again (the threshold above every block): the same Algorithm-2 history, bit for
+    bit, and fewer passes over the rows.
+    """
+    import repro.constrfl.blocks as blocks
+    import repro.constrfl.subsolvers as subsolvers
+
+    rng = np.random.default_rng(11)
+    if kind == "np":
+        problem = np_small(rng, d=5, n=4)
+        cfg = ProxALConfig(beta=5.0, rho=0.5, q=0.5, t_max=10, solver="newton")
+    else:
+        problem = _fair_problem(rng)
+        cfg = ProxALConfig(beta=5.0, rho=1.0, q=0.5, t_max=10, solver="newton_clip")
+    passes = []
+    orig = blocks.LogisticBlock._loss_parts
+
+    def counting(self, W, second):
+        passes.append(1)
+        return orig(self, W, second)
+
+    monkeypatch.setattr(blocks.LogisticBlock, "_loss_parts", counting)
+    runs = {}
+    for keep in (True, False):
+        monkeypatch.setattr(subsolvers, "PARTS_MIN_ROWS", 0 if keep else 10**9)
+        passes.clear()
+        runs[keep] = (_admm(problem, cfg, False, []), len(passes))
+    (a, pa), (b, pb) = runs[True], runs[False]
+    assert a.t == b.t == 10
+    for ha, hb in zip(a.history, b.history, strict=True):
+        for key in ("server_residual", "sum_epst", "epst"):
+            assert ha[key] == hb[key]
+        assert np.array_equal(ha["w"], hb["w"])
+        for x, y in zip(ha["U"] + ha["Lam"], hb["U"] + hb["Lam"], strict=True):
+            assert np.array_equal(x, y)
+    assert pa < pb

@@ -28,6 +28,11 @@ from repro.engine.experiment import CellResult, RunContext
 ADULT_DATA = (("adult", "adult.data"), ("adult", "adult.test"))
 R = 0.1
 METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
+# A cell's record depends on its config (and code and data) only: run_cell reads neither the
+# experiment's name nor the cell seed (ctx is used for the round log alone). Figure 2's cells
+# are Table 2's script-set trial-1 cells under its criterion-tolerance reading (same config), so
+# a sweep computes each such run once (Experiment.shared_cells, issue #33).
+SHARED_CELLS = "constrfl.fairness"
 HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
 

@@ -32,6 +32,11 @@ HYPER = dict(beta=300.0, s_bar=1e-3, rho=0.01, q=0.9, eps1=1e-3, eps2=1e-3)
 CAPS = {"smoke": (20, 100), "paper": (100, 300)}
 R = 0.2
 METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
+# A cell's record depends on its config (and code and data) only: run_cell reads neither the
+# experiment's name nor the cell seed (ctx is used for the round log alone). Table 1's n = 5
+# trial-0 cells are Figure 1's (same config), so a sweep computes each such run once
+# (Experiment.shared_cells, issue #33).
+SHARED_CELLS = "constrfl.neyman-pearson"
 
 
 def config_for(mode: str, k_max: int, t_max: int) -> ProxALConfig:

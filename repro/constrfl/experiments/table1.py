@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from repro.constrfl.experiments import PAPER, claims, render, reproduce
-from repro.constrfl.experiments._np import CAPS, METHODS, NP_DATA, run_cell
+from repro.constrfl.experiments._np import CAPS, METHODS, NP_DATA, SHARED_CELLS, run_cell
 from repro.engine.experiment import Experiment
 from repro.engine.registry import register
 
@@ -26,7 +26,8 @@ def cells(scale: str) -> list[dict]:
 TABLE1 = register(Experiment(
     name="constrfl.table1",
     title="Table 1: Neyman-Pearson classification, Algorithm 1 vs cProx-AL",
-    paper=PAPER, cells=cells, run_cell=run_cell, methods=METHODS, render=render.table1,
+    paper=PAPER, cells=cells, run_cell=run_cell, shared_cells=SHARED_CELLS,
+    methods=METHODS, render=render.table1,
     scales=("smoke", "paper"),
     cost={"smoke": "1 min",
           "paper": "2.2 CPU-hours measured (all 120 cells, 2 workers on 2 cores; per cell: "
