@@ -15,7 +15,8 @@ torch, numpy, scipy, joblib, tqdm and matplotlib but not cvxpy, which other pape
     separate processes on the GPU from the same seed; the two records' metrics and curves
     must be bitwise equal. Writes ``DIR/repeat.json``; exits 1 when they differ.
 ``python scripts/gpu_fedmm.py sweep --jobs N``
-    every missing ``extended`` cell of Figs. 4, 2 and 5 (in that order; Fig. 5's 2+2 and 5+5
+    every missing ``extended`` cell of Figs. 4, 5 and 2 (in that order: Figs. 4 and 5 decide the
+    claims, issue 34; within Fig. 5 its 1+1 cells come first, its 2+2 and 5+5
     settings last) into the results folder, ``N`` processes at a time. An interrupt (``timeout
     -s INT``) stops it cleanly; finished cells keep their records and running ones their last
     checkpoint (every 25 rounds), so the next sweep on the same results folder continues.
@@ -36,7 +37,7 @@ import tarfile
 import time
 from pathlib import Path
 
-FIGS = ("fedmm.fig4", "fedmm.fig2", "fedmm.fig5")
+FIGS = ("fedmm.fig4", "fedmm.fig5", "fedmm.fig2")  # the sweep's order (issue 34)
 # the first such cell of the experiment's grid: FedMM with M = 20 (smoke scale: M = 2)
 REPEAT_CELL = {"experiment": "fedmm.fig4", "da": "MDD", "algorithm": "FedMM", "seed": 0}
 

@@ -9,13 +9,15 @@
 # $OUT/log.txt and summarised in $OUT:
 #   1. environment: GPU, torch, CUDA MPS started (several processes share the GPU);
 #   2. MNIST-M generated once into the cache (so the workers do not race to write it);
-#   3. check: eager vmapped vs graphed FedMM rounds on CUDA (speed, agreement); if the graphed
-#      backend fails here, the sweep runs the eager one ($FEDREPRO_FEDMM_BACKEND=vectorized);
+#   3. check (once per results folder): eager vmapped vs graphed FedMM rounds on CUDA (speed,
+#      agreement); if the graphed backend fails here, the sweep runs the eager one ($FEDREPRO_FEDMM_BACKEND=vectorized);
 #   4. repeat (once per results folder): one reduced cell in two processes, bitwise compared;
 #   5. sweep: the missing extended cells until SECONDS (counted from the start) minus a margin
 #      for packing, then an interrupt; the results folder (ignored by git, kept while the
 #      machine is warm) holds the records and checkpoints, so a second call continues;
 #   6. pack: every record (JSON) into $OUT/records.tgz, with $OUT/summary.json.
+# A machine given back between calls loses results/: unpack records.tgz (and check.json as
+# .check.json, repeat.json as .repeat-done) into .gpu/results and carry .gpu; stage 3 merges it.
 # Bring the records back with:  tar -xzf <files_at>/records.tgz -C results
 # FEDMM_GPU_DRYRUN=1 runs the same stages on a CPU machine at smoke scale (to test the script
 # before spending device time; nothing it computes is a GPU result).
@@ -45,8 +47,21 @@ if nvidia-cuda-mps-control -d 2>>"$LOG"; then say "CUDA MPS started"; MPS=1; els
 say "stage 2: MNIST-M into the cache"
 $PY -c "from repro.fedmm.data import mnistm_split; [mnistm_split(s) for s in ('train', 'test')]" 2>&1 | tee -a "$LOG" || { say "MNIST-M failed: is .gpu/data carried?"; exit 1; }
 
-say "stage 3: check eager vs graphed"
-timeout 120 $PY scripts/gpu_fedmm.py check --device $DEV --out "$OUT" 2>&1 | tee -a "$LOG"
+# records of an earlier call, carried back in .gpu/results when the machine went back between
+# calls (unpack records.tgz there); a warm machine's results/ keeps them and its checkpoints
+if [ -d .gpu/results ]; then
+  mkdir -p results && cp -rn .gpu/results/. results/
+  say "merged $(find .gpu/results -name '*.json' | wc -l) carried records into results/"
+fi
+
+if [ -f results/.check.json ]; then
+  say "stage 3: check eager vs graphed (done by an earlier call on this results folder)"
+  cp results/.check.json "$OUT/check.json"
+else
+  say "stage 3: check eager vs graphed"
+  timeout 120 $PY scripts/gpu_fedmm.py check --device $DEV --out "$OUT" 2>&1 | tee -a "$LOG"
+  mkdir -p results && cp "$OUT/check.json" results/.check.json 2>/dev/null
+fi
 if ! grep -q '"graphed_ok": true' "$OUT/check.json" 2>/dev/null; then
   export FEDREPRO_FEDMM_BACKEND=vectorized
   say "graphed backend unusable here: the sweep runs the eager vectorized backend"
