@@ -14,6 +14,7 @@ from repro.engine.comparison_md import linked
 from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.experiment import Experiment, RecordsMissing
 from repro.engine.kept import KEPT, made_by
+from repro.engine.planning import diverged, plan
 from repro.engine.records import RunRecord
 from repro.engine.verdict import DEVIATIONS, is_primary
 
@@ -41,6 +42,27 @@ def section_link(experiment: str) -> str:
     return f"see {DEVIATIONS}#{paper_section_anchor(experiment)}"
 
 
+def evidence(exp: Experiment, scale: str, recs: list[RunRecord], reading_id: str) -> str:
+    """``""`` when every cell of ``exp`` at ``scale`` under the reading has a result, else what
+    the claim is judged on: ``on N of M cells (K diverged, J not run, L without a record): ``
+    (issue 34: a claim judged on part of a grid says so in its measured text).
+    """
+    if scale not in exp.scales:
+        return ""
+    reading = next(r for r in exp.select_readings("all") if r.id == reading_id)
+    n = len(plan(exp, scale, reading))
+    ok = sum(r.ok for r in recs)
+    if ok >= n:
+        return ""
+    div = sum(diverged(r) for r in recs)
+    failed = sum(r.status == "failed" for r in recs) - div
+    parts = [f"{k} {what}" for k, what in (
+        (div, "diverged"), (failed, "failed"),
+        (sum(r.status == "not_run" for r in recs), "not run"),
+        (n - len(recs), "without a record")) if k]
+    return f"on {ok} of {n} cells ({', '.join(parts)}): "
+
+
 def check_claims(experiments: dict[str, Experiment],
                  records: dict[str, tuple[str, list[RunRecord]]],
                  alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None,
@@ -50,7 +72,8 @@ def check_claims(experiments: dict[str, Experiment],
     claim's own, else its paper's section). With ``figures_dir``, an experiment without records
     that registered a committed output (:mod:`repro.engine.from_outputs`) has its primary
     claims judged on that output, said in ``measured`` and in ``made_by`` (``kept: <file> at
-    <commit>``: an earlier run's numbers, never shown as made by this code).
+    <commit>``: an earlier run's numbers, never shown as made by this code). A claim judged
+    on part of its grid says on how many cells (:func:`evidence`).
     """
     from repro.engine.from_outputs import output_records
 
@@ -87,6 +110,8 @@ def check_claims(experiments: dict[str, Experiment],
                                    "pass" if passed else "fail")
                     if source:
                         measured = f"from {source} (no run records here): {measured}"
+                    else:
+                        measured = evidence(exp, scale, recs, reading) + measured
                 reason = ""
                 if verdict in ("fail", "inconclusive"):
                     anchor = claim.deviation or f"{DEVIATIONS}#{paper_section_anchor(name)}"

@@ -24,6 +24,7 @@ from repro.engine.code_identity import code_hash, git_commit, stale_note
 from repro.engine.experiment import Experiment, cell_seed, read_as
 from repro.engine.readings import Reading
 from repro.engine.records import (
+    STATUS_FAILED,
     RunRecord,
     canonical_json,
     load_record,
@@ -161,19 +162,34 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
     return read_records(recs, reading)
 
 
+DIVERGED = "failed: DivergenceError: "  # the reason the runner gives such a failure
+
+
+def diverged(rec: RunRecord) -> bool:
+    """Whether ``rec`` failed with the named :class:`repro.core.validation.DivergenceError`: the
+    algorithm as written left the floats at this cell (constrfl's monks-1 n = 20, say). A cell
+    is deterministic (same config, data and code: bitwise the same record), so it diverges at
+    the same round again: its outcome is final like a ``not_run`` for missing data. The next
+    run does not retry it (``--force`` does), ``repro run`` exits 0 for it and names it, and it
+    does not keep a complete run's outputs out of ``figures/`` (:func:`is_complete`); every
+    table and the comparison still show the cell without a value, with this reason.
+    """
+    return rec.status == STATUS_FAILED and rec.reason.startswith(DIVERGED)
+
+
 def is_complete(exp: Experiment, scale: str, records: list[RunRecord],
                 reading: Reading | None = None) -> bool:
     """Whether ``records`` (as :func:`collect` returns them) hold a record of every cell of
-    ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed: the
-    full protocol of what they render (a cell recorded ``not_run``, e.g. data unavailable, is
-    final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
+    ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed
+    other than by a named divergence (:func:`diverged`): the full protocol of what they render
+    (a cell recorded ``not_run``, e.g. data unavailable, or diverged is final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
     outputs_place`).
     """
     if scale not in exp.scales:
         return False
     reading = exp.primary_reading if reading is None else reading
     return (len(records) == len(plan(exp, scale, reading))
-            and not any(r.status == "failed" for r in records))
+            and not any(r.status == STATUS_FAILED and not diverged(r) for r in records))
 
 
 def read_records(records: list[RunRecord], reading: Reading) -> list[RunRecord]:

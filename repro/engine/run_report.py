@@ -2,7 +2,8 @@
 
 :func:`report_sweep` prints one line per experiment (computed, cached, in progress elsewhere,
 not run, stale) and the reasons of the cells without a result, and gives the exit status: 1
-when a cell failed or when every cell's data is missing, else 0. :func:`list_stale` prints the
+when a cell failed (other than by a named divergence: final, said, exit 0) or when every
+cell's data is missing, else 0. :func:`list_stale` prints the
 records made by other code, whose cells the next run recomputes.
 """
 
@@ -12,13 +13,13 @@ import json
 import sys
 from pathlib import Path
 
-from repro.engine.planning import auto_scale, stale_records
+from repro.engine.planning import auto_scale, diverged, stale_records
 from repro.engine.runner import BUSY_REASON, SweepSummary
 
 
 def report_sweep(summaries: list[SweepSummary]) -> int:
     """Print what the sweep did, per experiment; the command's exit status."""
-    failed = missing_data = cells = 0
+    failed = missing_data = cells = n_diverged = 0
     for s in summaries:
         stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
         # a cell that ended not_run or failed was attempted, not computed: count it once
@@ -31,9 +32,15 @@ def report_sweep(summaries: list[SweepSummary]) -> int:
             text = (reason if reason.startswith("failed") else f"in progress: {reason}"
                     if reason.startswith(BUSY_REASON) else f"not run: {reason}")
             print("    " + text.replace("\n", "\n    "))
-        failed += sum(r.status == "failed" for r in s.records)
+        failed += sum(r.status == "failed" and not diverged(r) for r in s.records)
+        n_diverged += sum(diverged(r) for r in s.records)
         missing_data += sum(r.reason.startswith("data unavailable") for r in s.records)
         cells += len(s.records)
+    if n_diverged:
+        print(f"{n_diverged} cell(s) diverged (a named DivergenceError above: the algorithm as "
+              "written at that cell; final, as the same code diverges again, so no rerun "
+              "retries them and `repro run --force` does); their tables show the cells without "
+              "a value and with the reason (docs/deviations.md#failed-cells)")
     if failed:
         print(f"{failed} cell(s) failed; their errors are in the log above and in their "
               "records; rerun to retry them", file=sys.stderr)

@@ -44,6 +44,7 @@ from repro.engine.planning import (
     auto_scale,
     collect,
     data_sha256,
+    diverged,
     is_complete,
     plan,
     plan_readings,
@@ -82,7 +83,8 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
     planned; ``busy`` when another live process holds its lock (the record returned then is
     not saved: status ``not_run``, the holder in its reason). An exception propagates (naming
     the cell), unless ``keep_going``: then the cell's record has status ``failed`` and the
-    error as its reason, and a later run retries it.
+    error as its reason, and a later run retries it, except a named divergence
+    (:func:`repro.engine.planning.diverged`: deterministic, so final; ``force`` reruns it).
     """
     worker_logging()
     quiet_worker_interrupt()
@@ -96,7 +98,7 @@ def run_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool = F
                                 f"gone and on another host, delete {lock})"), BUSY
     try:
         done = None if force else load_record(record_path(out, exp.name, cell.key))
-        if done is not None and done.ok:
+        if done is not None and (done.ok or diverged(done)):  # a divergence is final
             return done, CACHED
         return compute_cell(exp, cell, out, keep_going), COMPUTED
     finally:
@@ -172,7 +174,8 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     leaves its cells to another one (:func:`repro.engine.planning.register_auto_elsewhere`)
     has its cells without a result recorded ``not_run`` with that reason, never computed.
     With ``keep_going`` a cell that raises is recorded as ``failed`` (and retried by
-    the next run) instead of stopping the sweep. The results folder is checked for
+    the next run, unless it is a named divergence: final, like a not_run for missing data)
+    instead of stopping the sweep. The results folder is checked for
     writability before any compute. ``reading``: the readings run (``all`` (default),
     ``primary`` or a reading id; see :mod:`repro.engine.readings`); a cell shared by several
     readings runs once.
@@ -194,7 +197,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
         shas = data_sha256(exp) if exp.shared_cells else {}
         for cell in cells:
             rec = None if force else load_record(record_path(out, exp.name, cell.key))
-            if rec is not None and rec.ok:
+            if rec is not None and (rec.ok or diverged(rec)):  # a divergence is final
                 done[(exp.name, cell.key)] = rec
                 continue
             if away:  # `auto` leaves it to another machine: not_run, never computed here

@@ -160,6 +160,50 @@ def test_sigkill_keeps_finished_records_and_recomputes_none(tmp_path, plugins):
     assert len(collect(exp, "smoke", tmp_path / "res")) == 8
 
 
+def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, monkeypatch,
+                                                             tmp_path, capsys):
+    """Issue 33: a DivergenceError is the algorithm's outcome at that cell (deterministic): the
+    next run does not retry it, --force does, the grid counts as complete, `repro run` exits 0
+    and names it; any other failure is retried and exits 1.
+    """
+    from repro.engine.planning import diverged, is_complete
+    from repro.engine.run_report import report_sweep
+
+    exp = plugins["test.diverging"]
+    log = tmp_path / "computed.txt"
+    monkeypatch.setenv("SWEEP_LOG", str(log))
+    s = run_experiment(exp, "smoke", progress=False, keep_going=True)
+    assert [r.status for r in s.records] == ["ok", "failed", "ok"]
+    assert s.records[1].reason == ("failed: DivergenceError: diverged at round 3: loss = inf")
+    assert [diverged(r) for r in s.records] == [False, True, False]
+    assert is_complete(exp, "smoke", s.records)
+    assert report_sweep([s]) == 0
+    out = capsys.readouterr()
+    assert "1 cell(s) diverged" in out.out and "failed;" not in out.err
+    assert log.read_text().count("computed") == 3
+    again = run_experiment(exp, "smoke", progress=False, keep_going=True)
+    assert (again.computed, again.cached) == (0, 3)  # not retried
+    assert log.read_text().count("computed") == 3
+    assert again.records[1].without_timings() == s.records[1].without_timings()
+    forced = run_experiment(exp, "smoke", progress=False, keep_going=True, force=True)
+    assert forced.computed == 3 and log.read_text().count("computed") == 6
+    # another failure: retried, the grid is incomplete, exit 1
+    flaky = run_experiment(plugins["test.flaky"], "smoke", progress=False, keep_going=True)
+    assert not any(diverged(r) for r in flaky.records)
+    assert not is_complete(plugins["test.flaky"], "smoke", flaky.records)
+    assert report_sweep([flaky]) == 1
+    # a claim judged on part of a grid says on how many cells (issue 34)
+    from repro.engine.claimcheck import evidence
+
+    rid = exp.primary_reading.id
+    assert evidence(exp, "smoke", s.records, rid) == "on 2 of 3 cells (1 diverged): "
+    assert evidence(exp, "smoke", s.records[:1], rid) == "on 1 of 3 cells (2 without a record): "
+    fixed = plugins["test.flaky"]
+    monkeypatch.setenv("FLAKY_FIXED", "1")
+    whole = run_experiment(fixed, "smoke", progress=False, keep_going=True).records
+    assert evidence(fixed, "smoke", whole, rid) == ""
+
+
 def test_keep_going_records_the_failed_cell_and_retries_it(isolated, plugins, monkeypatch):
     exp = plugins["test.flaky"]
     with pytest.raises(ValueError, match="singular system") as info:
