@@ -112,6 +112,18 @@ def test_fig5_per_client_setting():
     assert C.claim_fig5([r for r in recs if r.config["clients"] == "1+1"])[0] is True
 
 
+def test_a_claim_its_records_cannot_decide_is_missing_not_failed():
+    """Issue 34: the extended records at hand held FedMM runs only for Fig. 5 and judged its
+    claim `fail`; records that lack an arm raise RecordsMissing (the claim is not_run)."""
+    from repro.engine.experiment import RecordsMissing
+
+    fedmm_only = [_rec(s, algorithm="FedMM", final=0.7, clients="1+1") for s in range(2)]
+    with pytest.raises(RecordsMissing, match="no DA method has all three algorithms"):
+        C.claim_fig5(fedmm_only)
+    with pytest.raises(RecordsMissing, match="two FedMM local-step settings"):
+        C.claim_fig4_m25([_rec(s) for s in range(3)])
+
+
 HEADER = ("DA,algorithm,M,p,seed,rounds,final acc (full test),best acc (subset),R_conv,"
           "acc of last client's local model\n")
 

@@ -289,7 +289,7 @@ def claim_fig4_m25(records) -> tuple[bool | None, str]:
                      f"{'n/a (1 seed)' if not np.isfinite(s) else f'{s:.0f} rounds'}) "
                      f"-> {word(v)}")
     if not parts:
-        return False, "no DA method has two FedMM local-step settings"
+        raise RecordsMissing("no DA method has two FedMM local-step settings")
     return combine(vs), "; ".join(parts) + f"; seeds {_seeds(records)}"
 
 
@@ -321,7 +321,7 @@ def claim_fig5(records) -> tuple[bool | None, str]:
                          f"{100 * np.mean(finals['FedProxGDA']):.1f}%, gap {100 * gap:.1f} pp "
                          f"(need > 20), seed spread {_pp(s)} -> {word(v)}")
     if not parts:
-        return False, "no DA method has all three algorithms"
+        raise RecordsMissing("no DA method has all three algorithms")
     return combine(vs), "; ".join(parts) + f"; seeds {sorted({r.config['seed'] for r in records})}"
 
 
