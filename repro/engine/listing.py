@@ -5,8 +5,8 @@ Per experiment: its scales, the cells ``repro run`` runs at each (:func:`run_cel
 reading, a shared cell once), its declared cost (experiments sharing their runs share one cost
 text), what the records found took (:func:`measured_cost`), whether ``--scale auto`` leaves its
 cells to another machine here (:func:`repro.engine.planning.auto_elsewhere`) and its readings.
-Then every
-paper's library methods (``repro.<paper>.methods``) and the experiments that run each one
+Then what all the current records took (:func:`measured_total`), then every paper's library
+methods (``repro.<paper>.methods``) and the experiments that run each one
 (:func:`list_methods`).
 """
 
@@ -37,6 +37,40 @@ def measured_cost(exp, results: Path | None) -> str:
                          + " summed over the cells' wall times"
                          + (shared if len(own) < len(recs) else ""))
     return "; ".join(parts)
+
+
+def measured_total(exps, results: Path | None) -> str:
+    """The whole of ``repro run all --scale auto`` as the current records here measured it:
+    records (computed here, shared), their wall seconds summed, and the span from the first
+    cell's start to the last one's finish (the run's wall time when one sitting made them all;
+    issue 33). ``""`` without records.
+    """
+    from datetime import datetime
+
+    own = shared = 0
+    wall, starts, ends = 0.0, [], []
+    for exp in exps.values():
+        for r in collect(exp, auto_scale(exp, "auto", results), results, include_stale=False):
+            if "shared_from" in r.timings:
+                shared += 1
+                continue
+            own += 1
+            w = float(r.timings.get("wall_s", 0.0))
+            wall += w
+            if r.timings.get("finished"):
+                end = datetime.fromisoformat(str(r.timings["finished"])).timestamp()
+                starts.append(end - w)
+                ends.append(end)
+    if not own:
+        return ""
+    text = (f"{own} records computed ({shared} more shared between experiments), "
+            f"{wall / 3600:.2f} h summed over the cells' wall times")
+    if ends:
+        first, last = min(starts), max(ends)
+        when = datetime.fromtimestamp(first).astimezone().strftime("%Y-%m-%d %H:%M")
+        text += (f"; first cell started {when}, last finished {(last - first) / 3600:.2f} h "
+                 "later (the run's wall time when one sitting made them all)")
+    return text
 
 
 def run_cells(exp, scale: str) -> int:
@@ -86,6 +120,10 @@ def list_experiments(results: Path | None = None) -> int:
         if exp.readings:
             print("    readings: " + ", ".join(r.id + (" (primary)" if r.primary else "")
                                             for r in exp.select_readings("all")))
+    total = measured_total(exps, results)
+    if total:
+        print(textwrap.fill("every experiment at --scale auto, measured by the current records "
+                            f"here: {total}", width=100, subsequent_indent="    "))
     list_methods(exps)
     return 0
 

@@ -141,3 +141,30 @@ def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeyp
     why = _why_missing("test.flaky", exps, recs)
     assert why.startswith("failed: ValueError: singular system in cell 1; see ")
     assert why.endswith("deviations.md#failed-cells")
+
+
+def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
+    """Issue 33: `repro list` ends with what every current record at --scale auto took: the
+    summed wall times and the span from the first cell's start to the last one's finish."""
+    from repro.demo.experiments import DEMO
+    from repro.engine.listing import measured_total
+    from repro.engine.planning import auto_scale, plan
+    from repro.engine.records import RunRecord, save_record
+
+    out = isolated / "results"
+    assert measured_total({"core.demo": DEMO}, out) == ""
+    cells = plan(DEMO, auto_scale(DEMO, "auto", out))
+    for k, (cell, wall) in enumerate(zip(cells, (600.0, 1200.0, 1800.0))):
+        save_record(RunRecord(experiment=DEMO.name, config=cell.config, key=cell.key,
+                              seed=cell.seed, code=cell.code, metrics={"loss": 1.0},
+                              timings={"wall_s": wall,
+                                       "finished": f"2026-11-27T0{1 + k}:00:00+00:00"}), out)
+    text = measured_total({"core.demo": DEMO}, out)
+    # starts 00:50, 01:40, 02:30; the last finishes at 03:00: 2h10 = 2.17 h after the first start
+    assert text.startswith(f"{len(cells)} records computed (0 more shared between experiments), "
+                           "1.00 h summed over the cells' wall times; first cell started ")
+    assert text.endswith("last finished 2.17 h later (the run's wall time when one sitting made "
+                         "them all)")
+    assert main(["list"]) == 0
+    assert "every experiment at --scale auto, measured by the current records here: 3 records" \
+        in capsys.readouterr().out
