@@ -20,6 +20,14 @@ torch, numpy, scipy, joblib, tqdm and matplotlib but not cvxpy, which other pape
     settings last) into the results folder, ``N`` processes at a time. An interrupt (``timeout
     -s INT``) stops it cleanly; finished cells keep their records and running ones their last
     checkpoint (every 25 rounds), so the next sweep on the same results folder continues.
+``python scripts/gpu_fedmm.py import ARCHIVE [--results DIR]``
+    here, after the call: the records of ``records.tgz`` into the results folder, each checked
+    first (its experiment's code identity and data here equal the record's, its config is a
+    cell of the experiment's grid at its scale, and its key is the one the engine gives that
+    cell, config, data and code with the package version the record names). A record made
+    where the package was not installed (a device machine gets the working tree only, issue 34)
+    has a key made with version "not installed": it is saved under the key this checkout gives
+    the same cell (``timings['rekeyed_from']`` keeps the old one); its content is unchanged.
 ``python scripts/gpu_fedmm.py pack --out DIR``
     the records (JSON, no checkpoints) of the three figures into ``DIR/records.tgz`` and a
     summary (cells done per experiment and scale, GPU wall seconds, local steps per second)
@@ -219,6 +227,58 @@ def cmd_pack(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    """Check and bring home the records of a ``records.tgz`` (see the module docstring)."""
+    from unittest import mock
+
+    from repro.engine import records
+    from repro.engine.code_identity import code_hash
+    from repro.engine.planning import data_sha256
+    from repro.engine.registry import get, load_all
+
+    load_all()
+    results = Path(args.results) if args.results else _results()
+    here = records.versions()["fedrepro"]
+    recs = []
+    with tarfile.open(args.archive) as tar:
+        for member in tar.getmembers():
+            if member.isfile() and member.name.endswith(".json"):
+                recs.append(records.RunRecord.from_json(tar.extractfile(member).read().decode()))
+    moved, refused, accepted = {}, [], []
+    for rec in recs:
+        exp = get(rec.experiment)
+        code, shas = code_hash(exp), data_sha256(exp)
+        made_with = rec.versions.get("fedrepro", "")
+        with mock.patch.object(records, "versions", lambda: {"fedrepro": made_with}):
+            own_key = records.record_key(exp.name, rec.config, shas, code)
+        grid = [c for s in exp.scales for c in exp.configs(s)]
+        why = ("its code identity differs from this checkout's" if rec.code != code else
+               "its data differ from the data here" if rec.data != shas else
+               "its config is no cell of the experiment" if rec.config not in grid else
+               "its key is not the one its cell, data and code give" if own_key != rec.key
+               else "")
+        if why:
+            refused.append(f"{rec.experiment}/{rec.key}: {why}")
+            continue
+        new_key = records.record_key(exp.name, rec.config, shas, code)
+        if new_key != rec.key:
+            moved[f"{rec.experiment}/{rec.key}"] = f"{rec.experiment}/{new_key}"
+            rec.timings = {**rec.timings, "rekeyed_from": (
+                f"{rec.key} (made with fedrepro {made_with!r}; here {here!r})")}
+            rec.key = new_key
+        accepted.append(rec)
+    for rec in accepted:
+        if "shared_from" in rec.timings:  # the copy names the computed record by its new key
+            rec.timings = {**rec.timings, "shared_from": moved.get(
+                str(rec.timings["shared_from"]), rec.timings["shared_from"])}
+        records.save_record(rec, results)
+    print(f"imported {len(accepted)} of {len(recs)} records into {results} "
+          f"({len(moved)} re-keyed from an uninstalled package's key)", flush=True)
+    for line in refused:
+        print(f"refused {line}", file=sys.stderr)
+    return 1 if refused else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -234,12 +294,15 @@ def main(argv=None) -> int:
     p = sub.add_parser("cell")
     p.add_argument("--results", required=True)
     p.add_argument("--scale", default="reduced")
+    p = sub.add_parser("import")
+    p.add_argument("archive")
+    p.add_argument("--results", default=None)
     p = sub.add_parser("sweep")
     p.add_argument("--jobs", type=int, default=16)
     p.add_argument("--scale", default="extended")
     args = ap.parse_args(argv)
     return {"check": cmd_check, "repeat": cmd_repeat, "cell": cmd_cell, "sweep": cmd_sweep,
-            "pack": cmd_pack}[args.cmd](args)
+            "pack": cmd_pack, "import": cmd_import}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,13 @@ START=$(date +%s)
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 LOG="$OUT/log.txt"
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FEDREPRO_OFFLINE=1
+# the working tree is not pip-installed there: a dist-info of the package's version on the path
+# makes its records' keys the ones an installed checkout gives (records.versions; issue 34)
+META=/tmp/fedrepro-meta
+VER=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -n 1)
+mkdir -p "$META/fedrepro-$VER.dist-info"
+printf 'Metadata-Version: 2.1\nName: fedrepro\nVersion: %s\n' "$VER" > "$META/fedrepro-$VER.dist-info/METADATA"
+export PYTHONPATH=$PWD:$META PYTHONUNBUFFERED=1 FEDREPRO_OFFLINE=1
 export FEDREPRO_DATA=$PWD/.gpu/data FEDREPRO_RESULTS=$PWD/results FEDREPRO_CACHE=$PWD/data/cache
 export FEDREPRO_FEDMM_DEVICE=cuda CUBLAS_WORKSPACE_CONFIG=:4096:8
 PY=${PYTHON:-python3}
