@@ -249,7 +249,7 @@ def cmd_import(args) -> int:
         exp = get(rec.experiment)
         code, shas = code_hash(exp), data_sha256(exp)
         made_with = rec.versions.get("fedrepro", "")
-        with mock.patch.object(records, "versions", lambda: {"fedrepro": made_with}):
+        with mock.patch.object(records, "versions", return_value={"fedrepro": made_with}):
             own_key = records.record_key(exp.name, rec.config, shas, code)
         grid = [c for s in exp.scales for c in exp.configs(s)]
         why = ("its code identity differs from this checkout's" if rec.code != code else

@@ -182,8 +182,8 @@ def is_complete(exp: Experiment, scale: str, records: list[RunRecord],
     """Whether ``records`` (as :func:`collect` returns them) hold a record of every cell of
     ``exp`` at ``scale`` under ``reading`` (default: the primary) and none of them failed
     other than by a named divergence (:func:`diverged`): the full protocol of what they render
-    (a cell recorded ``not_run``, e.g. data unavailable, or diverged is final). Only such outputs may replace a complete run's (:func:`repro.core.paths.
-    outputs_place`).
+    (a cell recorded ``not_run``, e.g. data unavailable, or diverged is final). Only such
+    outputs may replace a complete run's (:func:`repro.core.paths.outputs_place`).
     """
     if scale not in exp.scales:
         return False

@@ -145,7 +145,8 @@ def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeyp
 
 def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
     """Issue 33: `repro list` ends with what every current record at --scale auto took: the
-    summed wall times and the span from the first cell's start to the last one's finish."""
+    summed wall times and the span from the first cell's start to the last one's finish.
+    """
     from repro.demo.experiments import DEMO
     from repro.engine.listing import measured_total
     from repro.engine.planning import auto_scale, plan
@@ -154,7 +155,7 @@ def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
     out = isolated / "results"
     assert measured_total({"core.demo": DEMO}, out) == ""
     cells = plan(DEMO, auto_scale(DEMO, "auto", out))
-    for k, (cell, wall) in enumerate(zip(cells, (600.0, 1200.0, 1800.0))):
+    for k, (cell, wall) in enumerate(zip(cells, (600.0, 1200.0, 1800.0), strict=True)):
         save_record(RunRecord(experiment=DEMO.name, config=cell.config, key=cell.key,
                               seed=cell.seed, code=cell.code, metrics={"loss": 1.0},
                               timings={"wall_s": wall,

@@ -114,7 +114,8 @@ def test_fig5_per_client_setting():
 
 def test_a_claim_its_records_cannot_decide_is_missing_not_failed():
     """Issue 34: the extended records at hand held FedMM runs only for Fig. 5 and judged its
-    claim `fail`; records that lack an arm raise RecordsMissing (the claim is not_run)."""
+    claim `fail`; records that lack an arm raise RecordsMissing (the claim is not_run).
+    """
     from repro.engine.experiment import RecordsMissing
 
     fedmm_only = [_rec(s, algorithm="FedMM", final=0.7, clients="1+1") for s in range(2)]

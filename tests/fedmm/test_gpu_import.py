@@ -1,6 +1,7 @@
 """``scripts/gpu_fedmm.py import``: records made on a lent GPU from a bare working tree (the
 package not installed, so their keys were made with version "not installed") are checked and
-saved under the key this checkout gives the same cell (issue 34)."""
+saved under the key this checkout gives the same cell (issue 34).
+"""
 
 from __future__ import annotations
 
