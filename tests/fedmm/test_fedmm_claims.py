@@ -192,3 +192,22 @@ def test_without_records_compare_judges_the_figure_claims_on_the_committed_table
     # no committed table either: not_run, as before
     none = check_claims(exps, {n: ("reduced", []) for n in exps}, figures_dir=tmp_path / "x")
     assert {r["verdict"] for r in none} == {"not_run"}
+
+
+def test_a_run_frozen_on_one_class_is_named():
+    """Issue 34: 3 of the first 18 extended runs ended with the same accuracy at every
+    evaluation (one class's share: NaN parameters); the claims name them, the means keep them.
+    """
+    rounds = [10.0 * k for k in range(1, 16)]
+    live = [0.5 + 0.01 * k for k in range(15)]
+    frozen = live[:10] + [0.1015] * 5
+    assert C.frozen_from(rounds, frozen) == 110.0
+    assert C.frozen_from(rounds, live[:11] + [0.1015] * 4) is None      # 4 evaluations: too few
+    assert C.frozen_from(rounds, live[:10] + [0.55] * 5) is None        # not one class's share
+    assert C.frozen_from(rounds, live) is None
+    recs = [_rec(0, final=0.1015, curve=frozen, rounds=rounds),
+            _rec(1, final=0.6, curve=live, rounds=rounds)]
+    note = C.frozen_note(recs)
+    assert note.startswith("; 1 of 2 runs froze ")
+    assert note.endswith("DANN FedMM M=20 seed 0 from round 110 at 10.15%")
+    assert C.frozen_note(recs[1:]) == ""

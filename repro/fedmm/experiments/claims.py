@@ -325,6 +325,48 @@ def claim_fig5(records) -> tuple[bool | None, str]:
     return combine(vs), "; ".join(parts) + f"; seeds {sorted({r.config['seed'] for r in records})}"
 
 
+# -- runs whose predictions froze --------------------------------------------------------------
+FROZEN_EVALS = 5     # evaluations in a row with the same accuracy, to the end of the run
+ONE_CLASS_MAX = 0.12  # above the largest class share of the MNIST(-M) test labels (11.35 %)
+
+
+def frozen_from(rounds: Sequence[float], acc: Sequence[float]) -> float | None:
+    """The first evaluated round from which a run's accuracy stays exactly the same to its end,
+    over at least :data:`FROZEN_EVALS` evaluations and at one class's share or below
+    (:data:`ONE_CLASS_MAX`), else None. A model still training changes its predictions on the
+    2,000 evaluation images between evaluations; one whose parameters left the floats (NaN)
+    predicts one class for every image, so its accuracy is that class's share from then on
+    (9.8-10.5 % here). Issue 34 found 3 such runs among the first 18
+    extended runs (FedMM, M = 20 and 25); the code (:mod:`repro.fedmm.training`) does not stop
+    them, so their records end with that chance-level accuracy. They stay in every mean as
+    they ended (a diverged run is what the algorithm gave at that seed) and are named here.
+    """
+    n = len(acc)
+    k = n - 1
+    while k > 0 and acc[k - 1] == acc[-1]:
+        k -= 1
+    if n - k < FROZEN_EVALS or acc[-1] > ONE_CLASS_MAX:
+        return None
+    return float(rounds[k])
+
+
+def frozen_note(records) -> str:
+    """``"; k of n runs froze ..."`` naming each run whose accuracy curve froze
+    (:func:`frozen_from`), or ``""``.
+    """
+    with_curves = [r for r in records if "acc" in r.curves and "round" in r.curves]
+    frozen = [(r, frozen_from(r.curves["round"], r.curves["acc"])) for r in with_curves]
+    frozen = [(r, at) for r, at in frozen if at is not None]
+    if not frozen:
+        return ""
+    runs = ", ".join(f"{r.config['da']} {r.config['algorithm']} M={r.config['local_steps']} "
+                     f"seed {r.config['seed']} from round {at:g} at "
+                     f"{100 * r.curves['acc'][-1]:.2f}%" for r, at in frozen)
+    return (f"; {len(frozen)} of {len(with_curves)} runs froze (the same accuracy at every "
+            f"evaluation to the end, predictions stuck on one class, as parameters that became "
+            f"NaN give; kept in the means as they ended): {runs}")
+
+
 # -- run budget appended to the figures' claims ----------------------------------------------
 def budget(records) -> str:
     """The run budget of ``records``: data sizes, batch, rounds per run and the seeds."""
@@ -344,7 +386,7 @@ def with_budget(check):
     """A claim of this module with the run budget appended to its text."""
     def run(records):
         verdict, text = check(records)
-        return verdict, f"{text}; {budget(records)}"
+        return verdict, f"{text}; {budget(records)}{frozen_note(records)}"
     run.__doc__ = check.__doc__
     return run
 

@@ -104,16 +104,30 @@ def _final_table(records, out: Path, stem: str, title: str, scale: str) -> list[
     so every paper value is ``(—)``.
     """
     t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds", "scale",
-                      FINAL_COLUMNS[0], FINAL_COLUMNS[1], "R_conv", FINAL_COLUMNS[2]],
+                      FINAL_COLUMNS[0], FINAL_COLUMNS[1], "R_conv", FINAL_COLUMNS[2],
+                      "frozen from round"],
               caption="One row per run (seed); the paper prints these figures as curves "
-                      f"only. Every run's curve: {stem}_curves.csv.")
+                      f"only. Every run's curve: {stem}_curves.csv. Frozen from round: the "
+                      "run's accuracy is the same at every evaluation from that round to the "
+                      "end (predictions stuck on one class, as NaN parameters give; "
+                      "claims.frozen_from), — where it is not.")
     for r in sorted(records, key=_run_order):
         c, m = r.config, r.metrics
         t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r), c["seed"],
               int(m["rounds"]), scale, Measured((100 * m["test_acc_full"],), digits=2),
               Measured((100 * m["best_acc"],), digits=2), int(m["r_conv"]),
-              Measured((100 * m["test_acc_full_code_client"],), digits=2))
+              Measured((100 * m["test_acc_full_code_client"],), digits=2),
+              _frozen(r))
     return write_table(t, out, stem) + [_curves_csv(records, out, f"{stem}_curves", scale)]
+
+
+def _frozen(r: RunRecord) -> str:
+    """:func:`repro.fedmm.experiments.claims.frozen_from` of the run's curve, or "—"."""
+    from repro.fedmm.experiments.claims import frozen_from
+
+    cv = r.curves
+    at = frozen_from(cv["round"], cv["acc"]) if "acc" in cv and "round" in cv else None
+    return "—" if at is None else str(int(at))
 
 
 CURVE_COLUMNS = ("DA", "algorithm", "M", "p", "clients", "seed", "scale", "round", "acc",
