@@ -50,7 +50,10 @@ def measured_total(exps, results: Path | None) -> str:
     own = shared = 0
     wall, starts, ends = 0.0, [], []
     for exp in exps.values():
-        for r in collect(exp, auto_scale(exp, "auto", results), results, include_stale=False):
+        scale = auto_scale(exp, "auto", results)
+        if scale not in exp.scales:  # e.g. a smoke-only plugin experiment: nothing at auto
+            continue
+        for r in collect(exp, scale, results, include_stale=False):
             if "shared_from" in r.timings:
                 shared += 1
                 continue
