@@ -217,3 +217,25 @@ def test_keep_going_records_the_failed_cell_and_retries_it(isolated, plugins, mo
     s = run_experiment(exp, "smoke", progress=False, keep_going=True)
     assert (s.computed, s.cached) == (1, 2) and all(r.ok for r in s.records)
     assert s.records[1].metrics == {"i": 1.0}
+
+
+def test_cells_are_dispatched_one_at_a_time(isolated, plugins, monkeypatch):
+    """Issue 33's complete run: joblib's automatic batch size, grown on millisecond cells,
+    sent its last two-minute cells to one worker as one batch while the other sat idle.
+    The runner asks joblib for one cell per dispatch (batch_size=1).
+    """
+    import joblib
+
+    from repro.engine import runner
+
+    seen = {}
+    real = joblib.Parallel
+
+    class Spy(real):
+        def __init__(self, *a, **kw):
+            seen.update(kw)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(runner, "Parallel", Spy)
+    run_experiment(plugins["test.sweep"], "smoke", jobs=2, progress=False)
+    assert seen.get("batch_size") == 1
