@@ -23,11 +23,14 @@ def report_sweep(summaries: list[SweepSummary]) -> int:
     for s in summaries:
         stale = f" ({s.stale} stale: made by other code, recomputed)" if s.stale else ""
         # a cell that ended not_run or failed was attempted, not computed: count it once
-        done = s.computed - (s.not_run - s.busy)
+        # (a named divergence is counted apart: final, computed now or loaded)
+        done = s.computed - (s.not_run - s.busy) - s.diverged_now
         # a cell another live run holds (its lock) is in progress there, not "not run" here
         busy = f", {s.busy} in progress in another run" if s.busy else ""
-        print(f"{s.experiment} [{s.scale}]: {done} computed, {s.cached} cached{busy}, "
-              f"{s.not_run - s.busy} not run{stale}")
+        div = f", {s.diverged} diverged (final)" if s.diverged else ""
+        print(f"{s.experiment} [{s.scale}]: {done} computed, "
+              f"{s.cached - (s.diverged - s.diverged_now)} cached{busy}, "
+              f"{s.not_run - s.busy} not run{div}{stale}")
         for reason in sorted({r.reason for r in s.records if not r.ok}):
             text = (reason if reason.startswith("failed") else f"in progress: {reason}"
                     if reason.startswith(BUSY_REASON) else f"not run: {reason}")

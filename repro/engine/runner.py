@@ -154,6 +154,8 @@ class SweepSummary:
     records: list[RunRecord]
     stale: int = 0  # cells whose only records were made by other code (recomputed)
     busy: int = 0  # cells skipped: another live process holds their lock
+    diverged: int = 0  # records of a named divergence (final; in computed or cached)
+    diverged_now: int = 0  # of those, the ones computed by this sweep
 
 
 def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs: int = 1,
@@ -240,6 +242,8 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
             for rec, kind in results:
                 done[(rec.experiment, rec.key)] = rec
                 how[(rec.experiment, kind)] += 1
+                if kind == COMPUTED and diverged(rec):
+                    how[(rec.experiment, "diverged_now")] += 1
                 # -v: the line per cell, said here in the parent through the bar's write (a
                 # worker's own line would be glued onto the bar, its timestamp split)
                 LOGGER.info("%s %s -> %s%s", rec.experiment, rec.config,
@@ -263,8 +267,10 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
         records = [done[(exp.name, c.key)] for c in cells]
         computed, busy = how[(exp.name, COMPUTED)], how[(exp.name, BUSY)]
         summaries.append(SweepSummary(exp.name, s, computed, len(cells) - computed - busy,
-                                      sum(not r.ok for r in records), records,
-                                      stale=stale[exp.name], busy=busy))
+                                      sum(not r.ok and not diverged(r) for r in records),
+                                      records, stale=stale[exp.name], busy=busy,
+                                      diverged=sum(diverged(r) for r in records),
+                                      diverged_now=how[(exp.name, "diverged_now")]))
     return summaries
 
 

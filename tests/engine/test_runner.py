@@ -180,11 +180,15 @@ def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, 
     assert report_sweep([s]) == 0
     out = capsys.readouterr()
     assert "1 cell(s) diverged" in out.out and "failed;" not in out.err
+    assert "test.diverging [smoke]: 2 computed, 0 cached, 0 not run, 1 diverged (final)" in out.out
     assert log.read_text().count("computed") == 3
     again = run_experiment(exp, "smoke", progress=False, keep_going=True)
     assert (again.computed, again.cached) == (0, 3)  # not retried
     assert log.read_text().count("computed") == 3
     assert again.records[1].without_timings() == s.records[1].without_timings()
+    assert report_sweep([again]) == 0
+    assert ("test.diverging [smoke]: 0 computed, 2 cached, 0 not run, 1 diverged (final)"
+            in capsys.readouterr().out)
     forced = run_experiment(exp, "smoke", progress=False, keep_going=True, force=True)
     assert forced.computed == 3 and log.read_text().count("computed") == 6
     # another failure: retried, the grid is incomplete, exit 1
@@ -219,7 +223,7 @@ def test_keep_going_records_the_failed_cell_and_retries_it(isolated, plugins, mo
     assert s.records[1].metrics == {"i": 1.0}
 
 
-def test_cells_are_dispatched_one_at_a_time(isolated, plugins, monkeypatch):
+def test_cells_are_dispatched_one_at_a_time(isolated, monkeypatch):
     """Issue 33's complete run: joblib's automatic batch size, grown on millisecond cells,
     sent its last two-minute cells to one worker as one batch while the other sat idle.
     The runner asks joblib for one cell per dispatch (batch_size=1).
@@ -237,5 +241,5 @@ def test_cells_are_dispatched_one_at_a_time(isolated, plugins, monkeypatch):
             super().__init__(*a, **kw)
 
     monkeypatch.setattr(runner, "Parallel", Spy)
-    run_experiment(plugins["test.sweep"], "smoke", jobs=2, progress=False)
+    run_experiment(DEMO, "smoke", jobs=2, progress=False, force=True)
     assert seen.get("batch_size") == 1
