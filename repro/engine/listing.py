@@ -15,7 +15,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from repro.engine.planning import auto_elsewhere, auto_scale, collect
+from repro.engine.planning import auto_elsewhere, auto_scale, collect, diverged
 from repro.engine.records import canonical_json
 from repro.engine.registry import library_methods, load_all
 
@@ -41,19 +41,26 @@ def measured_cost(exp, results: Path | None) -> str:
 
 def measured_total(exps, results: Path | None) -> str:
     """The whole of ``repro run all --scale auto`` as the current records here measured it:
-    records (computed here, shared), their wall seconds summed, and the span from the first
+    records with a result or a named divergence (computed, shared; those whose config names an
+    accelerator device were made elsewhere and are only counted), their wall seconds summed,
+    and the span from the first
     cell's start to the last one's finish (the run's wall time when one sitting made them all;
     issue 33). ``""`` without records.
     """
     from datetime import datetime
 
-    own = shared = 0
+    own = shared = elsewhere = 0
     wall, starts, ends = 0.0, [], []
     for exp in exps.values():
         scale = auto_scale(exp, "auto", results)
         if scale not in exp.scales:  # e.g. a smoke-only plugin experiment: nothing at auto
             continue
         for r in collect(exp, scale, results, include_stale=False):
+            if not (r.ok or diverged(r)):  # not_run: nothing computed
+                continue
+            if str(r.config.get("device", "cpu")) != "cpu":  # made on an accelerator elsewhere
+                elsewhere += 1
+                continue
             if "shared_from" in r.timings:
                 shared += 1
                 continue
@@ -68,6 +75,8 @@ def measured_total(exps, results: Path | None) -> str:
         return ""
     text = (f"{own} records computed ({shared} more shared between experiments), "
             f"{wall / 3600:.2f} h summed over the cells' wall times")
+    if elsewhere:
+        text += f" ({elsewhere} records made on an accelerator not counted)"
     if ends:
         first, last = min(starts), max(ends)
         when = datetime.fromtimestamp(first).astimezone().strftime("%Y-%m-%d %H:%M")
