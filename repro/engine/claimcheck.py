@@ -15,7 +15,7 @@ from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.experiment import Experiment, RecordsMissing
 from repro.engine.kept import KEPT, made_by
 from repro.engine.planning import diverged, plan
-from repro.engine.records import RunRecord
+from repro.engine.records import RunRecord, canonical_json
 from repro.engine.verdict import DEVIATIONS, is_primary
 
 CLAIM_COLUMNS = ("experiment", "reading", "primary", "claim", "source", "measured", "verdict",
@@ -52,7 +52,10 @@ def evidence(exp: Experiment, scale: str, recs: list[RunRecord], reading_id: str
     reading = next((r for r in exp.select_readings("all") if r.id == reading_id), None)
     if reading is None:  # records handed in under a reading the experiment does not declare
         return ""
-    n = len(plan(exp, scale, reading))
+    grid = {canonical_json(c.config) for c in plan(exp, scale, reading)}
+    n = len(grid)
+    # the records of the grid's cells (a record of a method no table names is not one)
+    recs = [r for r in recs if canonical_json(r.config) in grid]
     ok = sum(r.ok for r in recs)
     if ok >= n:
         return ""

@@ -131,12 +131,26 @@ class Outcome:
         return text
 
 
+def recomputable_here(row: LedgerRow) -> bool:
+    """Whether this machine can recompute the row's cell: its config names no device (the
+    CPU), the CPU, or CUDA where a CUDA GPU is present (fedmm's extended cells were made on a
+    lent GPU; on a CPU machine they are not_run, "needs an accelerator", never recomputed).
+    """
+    device = str(row.config.get("device", "cpu"))
+    if device == "cpu":
+        return True
+    import torch
+
+    return device.startswith("cuda") and torch.cuda.is_available()
+
+
 def sample_rows(rows: list[LedgerRow], n: int, seed: int = 0,
                 max_seconds: float = math.inf) -> list[LedgerRow]:
     """``n`` rows drawn without replacement (numpy, ``seed``) among those whose recorded wall
-    time is at most ``max_seconds``; all of them when fewer.
+    time is at most ``max_seconds`` and whose cell this machine can recompute
+    (:func:`recomputable_here`); all of them when fewer.
     """
-    pool = [r for r in rows if not r.wall_s > max_seconds]
+    pool = [r for r in rows if not r.wall_s > max_seconds and recomputable_here(r)]
     if n >= len(pool):
         return pool
     idx = np.random.default_rng(seed).choice(len(pool), size=n, replace=False)
@@ -211,8 +225,11 @@ def verify_command(name: str, sample: int, seed: int, max_seconds: float,
               "`repro figures`)", file=sys.stderr)
         return 2
     chosen = sample_rows(rows, sample if sample > 0 else len(rows), seed, max_seconds)
-    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'})",
-          flush=True)
+    away = sum(not recomputable_here(r) for r in rows)
+    away_text = (f"; {away} made on an accelerator this machine lacks are not drawn" if away
+                 else "")
+    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'}"
+          f"{away_text})", flush=True)
     outcomes = verify(chosen, load_all(), echo=lambda o: print(o.line(), flush=True))
     counts = {}
     for o in outcomes:

@@ -83,3 +83,22 @@ def test_the_sample_is_drawn_among_cheap_cells_and_reproducible(ledger):
     assert sample_rows(rows, 1, seed=3) == sample_rows(rows, 1, seed=3)
     assert sample_rows(rows, 5) == rows
     assert sample_rows(rows, 5, max_seconds=-1.0) == []
+
+
+def test_cells_made_on_an_accelerator_are_not_drawn_without_one(ledger):
+    """Issue 34: fedmm's extended cells (config device "cuda") were made on a lent GPU; on a
+    machine without one they cannot be recomputed, so the sample is drawn from the others.
+    """
+    import dataclasses
+
+    import torch
+
+    from repro.engine.verify import recomputable_here
+
+    rows = read_ledger(ledger)
+    gpu = dataclasses.replace(rows[0], config={**rows[0].config, "device": "cuda"})
+    assert recomputable_here(rows[0]) and recomputable_here(rows[1])
+    assert recomputable_here(gpu) is torch.cuda.is_available()
+    if not torch.cuda.is_available():
+        assert sample_rows([gpu, *rows], 3) == rows
+        assert sample_rows([gpu] * 5 + rows, 1, seed=3)[0] in rows
