@@ -57,7 +57,7 @@ def evidence(exp: Experiment, scale: str, recs: list[RunRecord], reading_id: str
     # the records of the grid's cells (a record of a method no table names is not one)
     recs = [r for r in recs if canonical_json(r.config) in grid]
     ok = sum(r.ok for r in recs)
-    if ok >= n:
+    if ok >= n or not recs:  # none of them a cell of the grid (hand-made): nothing to count
         return ""
     div = sum(diverged(r) for r in recs)
     failed = sum(r.status == "failed" for r in recs) - div

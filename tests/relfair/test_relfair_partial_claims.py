@@ -27,9 +27,8 @@ def test_claims_on_safl_only_records_are_not_run():
     rows = _table1_claims([_rec("SAFL", s) for s in range(3)])
     assert rows and all(r["verdict"] == "not_run" for r in rows.values()), rows
     # said on how many cells it was judged (issue 34), then why it is not_run
-    # (these hand-made configs are no cell of the grid: "on 0 of N cells")
-    assert all(r["measured"].startswith("on 0 of ") and r["measured"].split("): ", 1)[1]
-               .startswith("records missing: ") for r in rows.values())
+    # (these hand-made configs are no cell of the grid, so no cell count is said)
+    assert all(r["measured"].startswith("records missing: ") for r in rows.values())
     assert not any("fail" in r["verdict"] for r in rows.values())
 
 
