@@ -1,10 +1,16 @@
 """The papers' printed numbers: the reported CSVs, found by discovery and parsed in one place.
 
 A reported CSV (one row per printed number: ``paper_file, table, <key columns>, metric, value,
-std``) lives either in ``repro/reported/`` (the four papers of this repository) or in a paper
-package's own ``reported/`` folder (``repro/<paper>/reported/<stem>.csv``), so a new paper adds
-its CSVs beside its code and edits no list. A stem is the file name without ``.csv`` and must
-be unique over all those folders.
+std, line, cell``) lives either in ``repro/reported/`` (the four papers of this repository) or
+in a paper package's own ``reported/`` folder (``repro/<paper>/reported/<stem>.csv``), so a new
+paper adds its CSVs beside its code and edits no list. A stem is the file name without
+``.csv`` and must be unique over all those folders.
+
+``line`` and ``cell`` say where the number is printed: the line of the paper's text file
+(1-based) and the cell of that line (1-based; a line's cells are its tab-separated fields, or
+its blank-separated words where it has no tab, and ``a/b`` counts as two cells). A test reads
+the papers' texts and checks every value, std and place (``tests/engine/test_reported_places.py``:
+the only code that reads them); a CSV without these columns is refused.
 
 :func:`read_reported` is the one parser (every cell stripped of surrounding blanks); it serves
 both readers: the renderers' :class:`PaperValues` (a table's printed value for one cell,
@@ -23,7 +29,8 @@ from pathlib import Path
 from repro.engine.measured import Measured
 
 REPORTED_DIR = Path(__file__).resolve().parents[1] / "reported"
-NON_KEY = ("paper_file", "table", "metric", "value", "std")
+NON_KEY = ("paper_file", "table", "metric", "value", "std", "line", "cell")
+PLACE = ("line", "cell")
 
 
 def reported_dirs() -> list[Path]:
@@ -65,6 +72,13 @@ class ReportedRow:
     metric: str
     text: str
     std: float | None
+    line: int = 0
+    cell: int = 0
+
+    @property
+    def place(self) -> str:
+        """Where the paper prints it: ``<paper file>:<line>, cell <cell>``."""
+        return f"{self.paper_file}:{self.line}, cell {self.cell}"
 
     @property
     def value(self) -> float:
@@ -84,13 +98,26 @@ def load_reported(directory: Path | None = None) -> list[ReportedRow]:
     """
     rows = []
     for path in reported_files(None if directory is None else [Path(directory)]).values():
-        for r in read_reported(path):
+        for i, r in enumerate(read_reported(path), start=2):
             rows.append(ReportedRow(
                 stem=path.stem, paper_file=r["paper_file"], table=r["table"],
                 key=tuple((k, v) for k, v in r.items() if k not in NON_KEY),
                 metric=r["metric"], text=r["value"],
-                std=float(r["std"]) if r.get("std", "") else None))
+                std=float(r["std"]) if r.get("std", "") else None,
+                line=_place(path, i, r, "line"), cell=_place(path, i, r, "cell")))
     return rows
+
+
+def _place(path: Path, row: int, r: dict[str, str], column: str) -> int:
+    """The row's ``line`` or ``cell`` (a positive integer), else an error naming the file, the
+    row and the remedy.
+    """
+    text = r.get(column, "")
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{path}:{row}: column {column!r} is {text!r}; every printed number "
+                         "carries where the paper prints it (columns 'line' and 'cell': the "
+                         "line of the paper's text and the cell of that line, both from 1)")
+    return int(text)
 
 
 class PaperValues:

@@ -121,7 +121,8 @@ def _reported(pkg):
     """The throwaway paper's own reported CSV, in its package's ``reported/`` folder."""
     (pkg / "reported").mkdir()
     rows = [{"paper_file": PAPER_FILE, "table": "1", "mu": mu, "metric": "mean", "value": v,
-             "std": ""} for mu, v in (("1", "1.0"), ("5", "5.0"))]
+             "std": "", "line": str(10 + i), "cell": "2"}
+            for i, (mu, v) in enumerate((("1", "1.0"), ("5", "5.0")))]
     with open(pkg / "reported" / "throwaway_table1.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
