@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from repro.engine.causes import claim_causes
 from repro.engine.comparison_md import linked
 from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
 from repro.engine.experiment import Experiment, RecordsMissing
@@ -19,7 +20,7 @@ from repro.engine.records import RunRecord, canonical_json
 from repro.engine.verdict import DEVIATIONS, is_primary
 
 CLAIM_COLUMNS = ("experiment", "reading", "primary", "claim", "source", "measured", "verdict",
-                 "reason", "scale", "made_by")
+                 "cause", "reason", "scale", "made_by")
 
 
 CLAIM_VERDICTS = ("pass", "fail", "inconclusive", "not_run")
@@ -125,7 +126,7 @@ def check_claims(experiments: dict[str, Experiment],
                              "measured": measured, "verdict": verdict, "scale": scale,
                              "reading": reading, "primary": primary, "reason": reason,
                              "made_by": made})
-    return per_reading(rows)
+    return claim_causes(per_reading(rows))
 
 
 def per_reading(rows: list[dict]) -> list[dict]:
@@ -177,8 +178,8 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
              "std of the paired difference; counted apart). A claim is listed under an "
              "alternative reading only where that reading changes what it measures. Every "
              "failing or inconclusive claim links its reason.", "",
-             "| experiment | reading | claim | source | measured | verdict | reason | scale | "
-             "made by |", "|---|---|---|---|---|---|---|---|---|"]
+             "| experiment | reading | claim | source | measured | verdict | cause | reason | "
+             "scale | made by |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def cell(x: object) -> str:  # a '|' inside a measured text would split the row
         return str(x).replace("|", "\\|").replace("\n", " ")
@@ -186,7 +187,7 @@ def write_claims(rows: list[dict], out_dir: Path) -> Path:
     for r in rows:
         reading = r.get("reading", "as-written") + ("" if is_primary(r) else " (alt.)")
         lines.append("| " + " | ".join([cell(r["experiment"]), cell(reading)] + [
-            cell(r[k]) for k in ("claim", "source", "measured", "verdict")]
+            cell(r.get(k, "")) for k in ("claim", "source", "measured", "verdict", "cause")]
             + [linked(cell(r.get("reason", ""))), cell(r["scale"]), cell(r.get("made_by", ""))])
             + " |")
     path.write_text("\n".join(lines) + "\n")

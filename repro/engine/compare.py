@@ -7,14 +7,17 @@ through ``reproduce``.
 
 The verdict rule is :mod:`repro.engine.verdict` (stated at the top of ``comparison.md``), its
 application to one row :mod:`repro.engine.judging` (a ``substitute_data`` row must link the
-``docs/deviations.md`` entry that shows the paper's data cannot be obtained); the Markdown is
-:mod:`repro.engine.comparison_md`, the claims :mod:`repro.engine.claimcheck`. This module maps
-records to rows; a ``not_run`` row's reason says why, derived from the records or from the
-experiment's own data check (``Experiment.unavailable``).
+``docs/deviations.md`` entry that shows the paper's data cannot be obtained), the cause of a
+deviating row :mod:`repro.engine.causes` (fitted readings :mod:`repro.engine.fitted`); the
+Markdown is :mod:`repro.engine.comparison_md`, the claims :mod:`repro.engine.claimcheck`. This
+module maps records to rows, the rows of every reading and of the declared diagnostics; a
+``not_run`` row's reason says why, derived from the records or from the experiment's own data
+check (``Experiment.unavailable``).
 """
 
 from __future__ import annotations
 
+from repro.engine.causes import assign_causes, diagnostics
 from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's one place)
     CLAIM_COLUMNS,
     CLAIM_VERDICTS,
@@ -26,7 +29,6 @@ from repro.engine.claimcheck import (  # noqa: F401 (re-exported: the package's 
 )
 from repro.engine.comparison_md import (  # noqa: F401 (re-exported)
     COLUMNS,
-    deviation_causes,
     linked,
     reading_counts,
     reading_findings,
@@ -39,7 +41,7 @@ from repro.engine.deviations import (  # noqa: F401 (re-exported)
     heading_anchor,
 )
 from repro.engine.experiment import Experiment, Reproduced
-from repro.engine.judging import cite_fitting_readings, verdict_for
+from repro.engine.judging import verdict_for
 from repro.engine.kept import made_by
 from repro.engine.records import RunRecord
 from repro.engine.reported import (  # noqa: F401 (re-exported: the comparison's rows)
@@ -68,7 +70,8 @@ def default_experiment_name(stem: str) -> str:
 def compare(experiments: dict[str, Experiment],
             records: dict[str, tuple[str, list[RunRecord]]],
             reported: list[ReportedRow] | None = None) -> list[dict]:
-    """Comparison rows for every reported row.
+    """Comparison rows for every reported row (causes not yet assigned: that needs the rows
+    of every reading, :func:`compare_readings`).
 
     ``records`` maps experiment name to ``(scale, records)`` for the experiments that were
     collected.
@@ -107,12 +110,14 @@ def compare_readings(experiments: dict[str, Experiment],
                      records: dict[str, tuple[str, list[RunRecord]]],
                      alternatives: dict[str, dict[str, tuple[str, list[RunRecord]]]] | None = None,
                      reported: list[ReportedRow] | None = None) -> list[dict]:
-    """Comparison rows under every reading run (issue #15 item 2).
+    """Comparison rows under every reading run, with the cause of every deviating row.
 
     ``records``: the primary reading's records per experiment (as for :func:`compare`);
     ``alternatives``: experiment -> reading id -> ``(scale, records)`` of its other readings.
-    Every reported row gets one row under its experiment's primary reading (``primary`` True)
-    and one per alternative reading that has records (``primary`` False).
+    Every reported row gets one row under its experiment's primary reading (``primary`` True),
+    one per alternative reading that has records and one per setting of a declared diagnostic
+    (:class:`repro.engine.causes.Diagnostic`) whose experiment has records (``primary`` False,
+    ``diagnostic`` its name); then :func:`repro.engine.causes.assign_causes`.
     """
     reported = load_reported() if reported is None else reported
     rows = compare(experiments, records, reported)
@@ -127,7 +132,35 @@ def compare_readings(experiments: dict[str, Experiment],
                 continue
             for r in compare(experiments, {name: (scale, recs)}, mine):
                 rows.append({**r, "reading": rid, "primary": False})
-    return cite_fitting_readings(rows)
+    rows += diagnostic_rows(records, reported)
+    return assign_causes(rows, reported)
+
+
+def diagnostic_rows(records: dict[str, tuple[str, list[RunRecord]]],
+                    reported: list[ReportedRow]) -> list[dict]:
+    """The rows of every declared diagnostic with records: one per setting (its label, the
+    row's ``reading``) and reported row it addresses.
+    """
+    out = []
+    index = {(row.stem, tuple(sorted(row.key)), row.metric): row for row in reported}
+    for diag in diagnostics().values():
+        scale, recs = records.get(diag.name, ("", []))
+        ok = [r for r in recs if r.ok]
+        if not ok:
+            continue
+        stale = "; ".join(sorted({r.stale_note for r in ok if r.stale_note}))
+        made = made_by(ok)
+        for label, rep in diag.rows(ok):
+            row = index.get((rep.table, tuple(sorted(rep.key.items())), rep.metric))
+            if row is None:
+                raise ValueError(f"diagnostic {diag.name} addresses no reported row: "
+                                 f"{rep.table} {dict(rep.key)} {rep.metric}")
+            r = verdict_for(row, rep, "")
+            if stale:
+                r["reason"] = "; ".join(filter(None, (stale, r["reason"])))
+            out.append({"experiment": diag.target, **r, "scale": scale, "made_by": made,
+                        "reading": label, "primary": False, "diagnostic": diag.name})
+    return out
 
 
 def _why_missing(name: str, experiments: dict[str, Experiment],

@@ -1,9 +1,11 @@
 """``comparison.md`` and ``comparison.csv``: the comparison rows written for a reader.
 
-The verdicts themselves are :mod:`repro.engine.verdict`'s; this module only writes them: the
-rule first, then the counts (with the counts before issue #28's rule where a previous
-comparison is given), the deviating rows with their reasons, then every table in full. Numbers
-are shown to the paper's printed precision plus one digit (the CSV keeps every digit).
+The verdicts themselves are :mod:`repro.engine.verdict`'s and the causes
+:mod:`repro.engine.causes`'; this module only writes them: the rule first, then the counts
+(verdicts per paper, then per table beside the causes of the deviating rows, and the previous
+comparison's where one is given), the fitted readings, the deviating rows with their causes
+and evidence, then every table in full under its noise model. Numbers are shown to the paper's
+printed precision plus one digit (the CSV keeps every digit).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from repro.engine.causes import assign_causes
+from repro.engine.causes_md import fitted_lines, noise_line, table_counts_lines
 from repro.engine.deviations import heading_anchor  # noqa: F401 (re-exported)
 from repro.engine.kept import provenance_lines
 from repro.engine.measured import four_digits as _fmt
 from repro.engine.rejudge import REJUDGED, is_current
 from repro.engine.report import paper_name, smoke_banner
 from repro.engine.verdict import (
-    DEVIATIONS,
     NEEDS_RERUN,
     RULE,
     RULE_ID,
@@ -29,20 +32,23 @@ from repro.engine.verdict import (
     shown_verdicts,
 )
 
-COLUMNS = ("experiment", "paper_file", "table", "key", "metric", "reported", "reported_std",
-           "reproduced", "reproduced_std", "n_seeds", "n_paper", "sigma_diff", "tolerance",
-           "verdict", "reason", "scale", "reading", "primary", "made_by", "rule")
+COLUMNS = ("experiment", "paper_file", "table", "place", "key", "metric", "reported",
+           "reported_std", "reproduced", "reproduced_std", "n_seeds", "n_paper", "sigma_diff",
+           "tolerance", "paper_std", "verdict", "cause", "evidence", "reason", "paper_note",
+           "scale", "reading", "primary", "diagnostic", "made_by", "rule")
 JUDGED = ("match", "within_noise", "deviates")
-_HEAD = ("| key | metric | reported | reproduced | n ours/paper | tol | 2σ_diff | verdict | "
-         "reason |")
-_RULE_LINE = "|---|---|---|---|---|---|---|---|---|"
+_HEAD = ("| key | metric | reported | reproduced | n ours/paper | width | 2σ_diff | verdict | "
+         "cause | reason |")
+_RULE_LINE = "|---|---|---|---|---|---|---|---|---|---|"
 
 
 def write_comparison(rows: list[dict], out_dir: Path) -> list[Path]:
     """``comparison.csv`` (one row per reported row) and ``comparison.md`` (rule and summary
     first). The ``comparison.csv`` already in ``out_dir`` (the previous comparison) gives the
-    counts shown beside the new ones and the rows whose verdict changed.
+    counts shown beside the new ones and the rows whose verdict changed. The causes are
+    (re)assigned first: kept rows re-judged by the current rule get theirs.
     """
+    assign_causes(rows)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = out_dir / "comparison.csv"
@@ -104,18 +110,6 @@ def linked(reason: str) -> str:
     """
     text = reason.replace("|", "\\|")
     return _DEVIATION_LINK.sub(lambda m: f"[{m.group(0)}](../{m.group(0)})", text)
-
-
-def deviation_causes(rows: list[dict]) -> Counter:
-    """Deviating rows per cause: the ``docs/deviations.md`` anchor their reason links (the
-    whole reason where it links none).
-    """
-    causes: Counter = Counter()
-    for r in rows:
-        if r["verdict"] == "deviates" and is_primary(r):
-            m = _DEVIATION_LINK.search(r["reason"])
-            causes[m.group(0) if m else (r["reason"] or "(no reason given)")] += 1
-    return causes
 
 
 def _summary_table(rows: list[dict]) -> list[str]:
@@ -336,48 +330,62 @@ def reading_findings(rows: list[dict]) -> dict[str, list[str]]:
     return dict(out)
 
 
+def _row_line(r: dict, verdict: str) -> str:
+    note = "; ".join(filter(None, (r["reason"], r.get("paper_note", ""))))
+    return (f"| {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | {_n(r)} | {_tol(r)} | "
+            f"{_band(r)} | {verdict} | {r.get('cause', '')} | {linked(note)} |")
+
+
+def _deviating(rows: list[dict]) -> list[str]:
+    deviating = [r for r in rows if r["verdict"] == "deviates"]
+    if not deviating:
+        return ["No row deviates."]
+    lines = [f"{len(deviating)} rows deviate; each has a cause and the evidence for that row "
+             "(another reading's or a diagnostic's value for it, made by the same code, beside "
+             "the primary's; or the paper's own numbers):", "",
+             "| experiment | key | metric | reported | reproduced | n ours/paper | cause | "
+             "evidence |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | "
+              f"{_n(r)} | {r.get('cause') or '**none**'} | "
+              f"{linked(r.get('evidence', '')) or '**none**'} |" for r in deviating]
+    return lines
+
+
+def _stems(rows: list[dict]) -> dict[tuple[str, str], str]:
+    from repro.engine.reported import load_reported
+
+    return {(r.paper_file, str(r.table)): r.stem for r in load_reported()}
+
+
 def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
     before = before or []
     alternatives = [r for r in rows if not is_primary(r)]
     rows = [r for r in rows if is_primary(r)]
-    deviating = [r for r in rows if r["verdict"] == "deviates"]
     banner = smoke_banner(rows)
-    head, rule = _HEAD, _RULE_LINE
     lines = ["# Reported vs reproduced", "", *([banner, ""] if banner else []), RULE, "",
              f"{len(rows)} reported numbers; verdict counts per paper under the primary "
              "readings (the headline):", "",
-             *_summary_table(rows), "", *_older_rule(rows), *_changes(rows, before),
+             *_summary_table(rows), "",
+             "Per table, the verdicts and the causes of the deviating rows:", "",
+             *table_counts_lines(rows), "", *_older_rule(rows), *_changes(rows, before),
              *provenance_lines(rows + alternatives),
-             *_reading_lines(rows + alternatives),
+             *_reading_lines(rows + alternatives), *fitted_lines(rows + alternatives),
              "Numbers are shown to the paper's printed precision plus one digit "
-             "(`comparison.csv` keeps every digit). Every "
-             f"`deviates` and `not_run` row links its entry in `{DEVIATIONS}`. Sections: "
-             "[the deviating rows](#deviating-rows), then every table in full.", "",
-             "## Deviating rows", ""]
-    if deviating:
-        lines += [f"{len(deviating)} rows deviate. By cause:", "",
-                  "| cause | rows |", "|---|---|"]
-        lines += [f"| {linked(cause)} | {n} |"
-                  for cause, n in deviation_causes(rows).most_common()]
-        lines += ["", "| experiment " + head, "|---" + rule]
-        lines += [f"| {r['experiment']} | {r['key']} | {r['metric']} | {_theirs(r)} | "
-                  f"{_ours(r)} | {_n(r)} | {_tol(r)} | {_band(r)} | deviates | "
-                  f"{linked(r['reason'])} |" for r in deviating]
-    else:
-        lines.append("No row deviates.")
+             "(`comparison.csv` keeps every digit, each row's place in the paper's text and "
+             "the test of a printed std). Sections: [the deviating rows](#deviating-rows), "
+             "then every table in full under its noise model.", "",
+             "## Deviating rows", "", *_deviating(rows)]
     by_table: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for r in rows + alternatives:
         reading = "" if is_primary(r) or "reading" not in r else f" (reading {r['reading']})"
         by_table[(r["experiment"], r["table"], reading)].append(r)
+    stems = _stems(rows)
     for (exp, table, reading), rs in by_table.items():
+        model = noise_line(stems.get((rs[0]["paper_file"], str(table)), ""))
         lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}{reading}", "",
-                  head, rule]
-        for r in rs:
-            verdict = ("[deviates](#deviating-rows)" if r["verdict"] == "deviates"
-                       and is_primary(r) else r["verdict"])
-            lines.append(f"| {r['key']} | {r['metric']} | {_theirs(r)} | {_ours(r)} | "
-                         f"{_n(r)} | {_tol(r)} | {_band(r)} | {verdict} | "
-                         f"{linked(r['reason'])} |")
+                  *([model, ""] if model and not reading else []), _HEAD, _RULE_LINE]
+        lines += [_row_line(r, "[deviates](#deviating-rows)" if r["verdict"] == "deviates"
+                            and is_primary(r) else r["verdict"]) for r in rs]
     lines += _needs_rerun(rows)
     lines += _changes_table(rows, before)
     return "\n".join(lines) + "\n"

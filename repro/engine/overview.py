@@ -164,9 +164,13 @@ def write_overview(experiments: dict[str, Experiment],
                 f"{stem} (" + ", ".join(f"[{ext}]({stem}.{ext})" for ext in exts) + ")"
                 for stem, exts in outputs.items())]
         sections += sec + [""]
+    from repro.engine.causes_md import table_counts_lines
     from repro.engine.claimcheck import counts_line
 
-    lines += ["", f"Claims ([claims.md](claims.md)): {counts_line(claims)}."]
+    lines += ["", f"Claims ([claims.md](claims.md)): {counts_line(claims)}.", "",
+              "Per table, the verdicts and the cause of every deviating row "
+              "([comparison.md](comparison.md) shows each row's evidence):", "",
+              *table_counts_lines(comparison)]
     path = out_dir / "REPORT.md"
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines + [""] + sections))

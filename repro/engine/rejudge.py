@@ -1,20 +1,20 @@
-"""The verdict rule (:mod:`repro.engine.verdict`, issue #28) applied to a committed
-comparison row from its committed columns, without its records: how a partial
+"""The verdict rule (:mod:`repro.engine.verdict`) applied to a committed comparison row from
+its committed columns, without its records: how a partial
 ``repro compare NAME`` judges the rows it keeps (:func:`repro.engine.kept.rejudge_kept`),
 and what ``scripts/reverdict.py`` prints for a whole committed ``comparison.csv``.
 
 What the committed columns give: our mean, our std and its n (``n_seeds``), the printed value
-and std, the tolerance the older rule used. What comes from the code: the number of runs behind
-each printed number (each paper package's ``PAPER_RUNS``, in its
-``repro/<paper>/experiments/reproduce.py``), which rows pool trials x clients (constrfl Tables
-1-2 objective and relative difference, :data:`POOLED`) and the misprint corrections (from the
-row's reason). A row whose committed std pools trials x clients (``n_seeds`` = 10 n, n > 1
-clients) is ``match`` where the mean is within the tolerance (the mean needs no std); otherwise
-the rule refuses the pooled std, but it bounds the std of the trial means (the between-trial
-sum of squares is at most the total one: s_T <= s_pool sqrt((Tn - 1) / (n (T - 1)))), so a row
-beyond even that largest band ``deviates``, and the others are :data:`NEEDS_RERUN` (the
-per-trial std needs the records). Convergence flags (k of N) are not in the committed columns:
-a kept row cannot say them.
+and std. What comes from the code: the table's noise model (:mod:`repro.engine.noise`, declared
+in each paper package's ``repro/<paper>/experiments/reproduce.py``; else its ``PAPER_RUNS``),
+the printed std as printed (its precision, from the reported CSV), which rows pool trials x
+clients (constrfl Tables 1-2 objective and relative difference, :data:`POOLED`) and the misprint
+corrections (from the row's reason). A row whose committed std pools trials x clients
+(``n_seeds`` = 10 n, n > 1 clients) is ``match`` where the mean is within the tolerance (the
+mean needs no std); otherwise the rule refuses the pooled std, but it bounds the std of the
+trial means (the between-trial sum of squares is at most the total one: s_T <= s_pool sqrt((Tn -
+1) / (n (T - 1)))), so a row beyond even that largest band ``deviates``, and the others are
+:data:`NEEDS_RERUN` (the per-trial std needs the records). Convergence flags (k of N) are not in
+the committed columns: a kept row cannot say them.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import re
 from functools import cache
 from types import SimpleNamespace
 
-from repro.engine.deviations import DEVIATIONS_FILE, heading_anchor
-from repro.engine.verdict import DEVIATIONS, NEEDS_RERUN, RULE_ID, judge
+from repro.engine.noise import noise_model
+from repro.engine.verdict import NEEDS_RERUN, RULE_ID, judge
 
-__all__ = ["POOLED", "REJUDGED", "deviation_link", "is_current", "paper_runs", "rejudge_row",
+__all__ = ["POOLED", "REJUDGED", "is_current", "paper_runs", "rejudge_row",
            "reverdict"]
 
 REJUDGED = f"{RULE_ID} (re-judged from committed columns)"   # the ``rule`` of such a row
@@ -54,28 +54,6 @@ def paper_runs(group: str) -> int | None:
     return getattr(mod, "PAPER_RUNS", None)
 
 
-@cache
-def _deviation_headings() -> tuple[tuple[str, str], ...]:
-    text = DEVIATIONS_FILE.read_text() if DEVIATIONS_FILE.is_file() else ""
-    return tuple((m.group(1), m.group(2)) for m in re.finditer(r"^(#+) (.+)$", text, re.M))
-
-
-def deviation_link(experiment: str) -> str:
-    """``see docs/deviations.md#...`` for a row that now deviates and linked nothing: the
-    experiment's own entry (``### <paper>-<item>``), else its paper's section (``## <paper>:
-    ...``); ``""`` where ``docs/deviations.md`` has neither (an installed wheel ships none).
-    """
-    group, _, item = experiment.partition(".")
-    heads = _deviation_headings()
-    own = heading_anchor(f"{group}-{item}")
-    if any(heading_anchor(h) == own for _, h in heads):
-        return f"see {DEVIATIONS}#{own}"
-    for level, h in heads:
-        if level == "##" and h.split(":")[0].strip().lower() == group:
-            return f"see {DEVIATIONS}#{heading_anchor(h)}"
-    return ""
-
-
 def is_current(row: dict) -> bool:
     """Whether ``row`` was judged by the current rule (from records or re-judged)."""
     return str(row.get("rule", "")).startswith(RULE_ID)
@@ -86,6 +64,15 @@ def _float(x) -> float | None:
         return float(x)
     except (TypeError, ValueError):
         return None
+
+
+@cache
+def _printed() -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    """(paper file, table, key, metric) -> (stem, std as printed) of every reported row."""
+    from repro.engine.reported import load_reported
+
+    return {(r.paper_file, str(r.table), r.key_text, r.metric): (r.stem, r.std_text)
+            for r in load_reported()}
 
 
 def _key(text: str) -> dict[str, str]:
@@ -107,22 +94,24 @@ def reverdict(row: dict) -> tuple[str, dict]:
     runs = n // clients   # a pooled list holds 10 trials x n clients
     std = _float(row.get("reproduced_std", ""))
     printed_std = _float(row.get("reported_std", ""))
-    old_one_sided = "one-sided" in row.get("reason", "")
     corrected = CORRECTED.search(row.get("reason", ""))
-    # the committed tolerance is the experiment's stated one where no std is printed (the
-    # one-sided rows' 5e-2 was no tolerance of the printed number: the rule recomputes it)
-    stated = None if printed_std or old_one_sided else _float(row.get("tolerance", ""))
-    n_paper = ONE_RUN.get(exp, paper_runs(group))
+    paper_runs(group)   # imports the package's reproduce module: its noise models
+    stem, std_text = _printed().get((row["paper_file"], str(row["table"]), row["key"],
+                                     row["metric"]), ("", ""))
+    noise = noise_model(stem)
+    n_paper = noise.n_paper if noise else ONE_RUN.get(exp, paper_runs(group))
     rep = SimpleNamespace(
         n=runs, n_runs=runs, n_planned=None, mean=float(row["reproduced"]),
         std=math.nan if std is None or runs < 2 else std,
         corrected=corrected.group(1) if corrected else None,
-        printed_units=PRINTED_UNITS.get(exp, 0.5), tolerance=stated, rel_tolerance=None,
+        printed_units=PRINTED_UNITS.get(exp, 0.5), tolerance=None, rel_tolerance=None,
         over="trials" if group == "constrfl" else "seeds", n_paper=n_paper,
-        paper_std_over="trials x clients" if pooled_paper else "")
-    got = judge(row["reported"], printed_std, rep)
+        paper_std_over="trials x clients" if pooled_paper else "",
+        table=row["experiment"], key={}, metric=row["metric"])
+    got = judge(row["reported"], printed_std, rep, noise, std_text or None)
     details = {"n": runs, "n_paper": n_paper, "sigma_diff": got["sigma_diff"],
-               "tolerance": got["tolerance"], "notes": got["notes"]}
+               "tolerance": got["tolerance"], "paper_std": got["paper_std"],
+               "notes": got["notes"]}
     if clients > 1 and got["verdict"] != "match":
         d = abs(rep.mean - float(rep.corrected or row["reported"]))
         if std is None or runs < 2 or not n_paper:
@@ -151,18 +140,16 @@ def rejudge_row(row: dict) -> dict:
     itself. ``made_by`` (where the numbers come from) is kept; ``rule`` says
     :data:`REJUDGED`; the reason says the rule's notes, the old verdict and the old reason
     (an older rule's own wording, the one-sided "match whatever the printed value", dropped);
-    a deviating row links its ``docs/deviations.md`` entry. Rows not judged (``not_run``,
-    ``substitute_data``) are returned as they are.
+    its cause is assigned with every other row's (:mod:`repro.engine.causes`). Rows not judged
+    (``not_run``, ``substitute_data``) are returned as they are.
     """
     if is_current(row) or row.get("verdict") in UNJUDGED or row.get("reproduced", "") == "":
         return row
     new, d = reverdict(row)
     old_reason = ONE_SIDED.sub("", row.get("reason", "")).strip().strip(";").strip()
     was = f"re-judged from the committed columns (verdict by the older rule: {row['verdict']})"
-    if new == "deviates" and DEVIATIONS not in old_reason:
-        old_reason = "; ".join(filter(None, (old_reason, deviation_link(row["experiment"]))))
     sd = d.get("sigma_diff", math.nan)
     return {**row, "verdict": new, "n_seeds": d["n"], "n_paper": d["n_paper"] or "",
             "sigma_diff": "" if sd is None or math.isnan(sd) else sd,
-            "tolerance": d["tolerance"], "rule": REJUDGED,
+            "tolerance": d["tolerance"], "paper_std": d.get("paper_std", ""), "rule": REJUDGED,
             "reason": "; ".join(filter(None, (*d["notes"], was, old_reason)))}

@@ -74,6 +74,7 @@ class ReportedRow:
     std: float | None
     line: int = 0
     cell: int = 0
+    std_text: str = ""   # the std as printed (its precision), "" where none
 
     @property
     def place(self) -> str:
@@ -103,7 +104,7 @@ def load_reported(directory: Path | None = None) -> list[ReportedRow]:
                 stem=path.stem, paper_file=r["paper_file"], table=r["table"],
                 key=tuple((k, v) for k, v in r.items() if k not in NON_KEY),
                 metric=r["metric"], text=r["value"],
-                std=float(r["std"]) if r.get("std", "") else None,
+                std=float(r["std"]) if r.get("std", "") else None, std_text=r.get("std", ""),
                 line=_place(path, i, r, "line"), cell=_place(path, i, r, "cell")))
     return rows
 

@@ -5,6 +5,11 @@ standardization (A13). Clients: ``dirichlet_label_split`` with concentration 0.5
 client size 10 and the N/n balancing cap of Yurochkin et al.'s code (specs/relfair.md §4.1);
 then each client's samples are split 80:20 into train/validation (paper §7). Smoke scale
 partitions a random 4,000-image subset among 20 clients (specs/relfair.md §10).
+
+The declared search for FedAvg's collapse (``relfair.fedavg_search``) varies the partition the
+text leaves to Yurochkin et al.'s code: the Dirichlet concentration, the balancing cap, or
+McMahan et al.'s two-class shards instead (``partition``, ``alpha``, ``balance``); the tables
+use the defaults.
 """
 
 from __future__ import annotations
@@ -45,13 +50,36 @@ def _pool(task: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+PARTITIONS = ("dirichlet", "shards")
+
+
+def two_class_shards(labels, n_clients: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """McMahan et al. (2017)'s pathological split: the rows sorted by label, cut into ``2 n``
+    equal shards, two random shards per client (so most clients hold two classes).
+    """
+    order = np.argsort(np.asarray(labels), kind="stable")
+    shards = np.array_split(order, 2 * n_clients)
+    pick = rng.permutation(2 * n_clients)
+    return [np.concatenate([shards[pick[2 * i]], shards[pick[2 * i + 1]]])
+            for i in range(n_clients)]
+
+
 def load_federated(task: str, n_clients: int, rng: np.random.Generator,
-                   subset: int | None = None) -> ClientData:
-    """Partition ``task``'s training pool among ``n_clients`` (``subset`` images if given)."""
+                   subset: int | None = None, *, partition: str = "dirichlet",
+                   alpha: float = DIRICHLET_ALPHA, balance: bool = True) -> ClientData:
+    """Partition ``task``'s training pool among ``n_clients`` (``subset`` images if given):
+    Dirichlet(``alpha``) label split with the N/n cap where ``balance`` (the paper's), or
+    two-class shards.
+    """
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {PARTITIONS}, got {partition!r}")
     X, y = _pool(task)
     if subset is not None:
         keep = np.sort(rng.choice(len(y), size=subset, replace=False))
         X, y = X[keep], y[keep]
-    parts = dirichlet_label_split(y, n_clients, DIRICHLET_ALPHA, rng,
-                                  min_size=MIN_CLIENT_SIZE, balance=True)
+    if partition == "shards":
+        parts = two_class_shards(y, n_clients, rng)
+    else:
+        parts = dirichlet_label_split(y, n_clients, alpha, rng, min_size=MIN_CLIENT_SIZE,
+                                      balance=balance)
     return split_clients(X, y, parts, rng, train_fraction=0.8, classes=10)

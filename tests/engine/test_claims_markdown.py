@@ -11,7 +11,7 @@ def test_pipes_in_claim_cells_are_escaped(tmp_path):
              "scale": "paper"}]
     text = write_claims(rows, tmp_path).read_text()
     row = text.splitlines()[-1]
-    assert len(re.findall(r"(?<!\\)\|", row)) == 10  # 9 columns -> 10 unescaped separators
+    assert len(re.findall(r"(?<!\\)\|", row)) == 11  # 10 columns -> 11 unescaped separators
     assert r"max \|R - ref\| = 1e-7 second line" in row
 
 

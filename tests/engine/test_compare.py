@@ -60,8 +60,9 @@ def test_verdict_rules():
     # no std: half a unit of the last printed digit (0.005)
     assert verdict_for(_row("0.27"), _rep([0.2749]), "")["verdict"] == "match"
     assert verdict_for(_row("0.27"), _rep([0.2751]), "")["verdict"] == "deviates"
-    # a stated tolerance replaces the printing precision
-    assert verdict_for(_row("0.27"), _rep([0.29], tolerance=0.03), "")["verdict"] == "match"
+    # a tolerance of ours never replaces the printed precision: refused
+    with pytest.raises(ValueError, match="never makes a match"):
+        verdict_for(_row("0.27"), _rep([0.29], tolerance=0.03), "")
     # within 2 sigma_diff (tests/engine/test_verdict.py has every branch): mean 0.30, std
     # 0.02 over 3 seeds, paper 3 runs, no printed std: 2 sqrt(2 * 0.02^2 / 3) = 0.0327 >= 0.03
     noisy = verdict_for(_row("0.27"), replace(_rep([0.28, 0.30, 0.32]), n_paper=3), "")
@@ -72,7 +73,7 @@ def test_verdict_rules():
     assert verdict_for(_row("0.27"), _rep([0.28, 0.30, 0.32]), "")["verdict"] == "deviates"
     dev = verdict_for(_row("0.27"), _rep([0.5], note="see docs/deviations.md#x"), "")
     assert dev["verdict"] == "deviates" and dev["reason"] == (
-        "off by 0.23: beyond the tolerance 0.005 and no noise band (1 run counted); "
+        "off by 0.23: beyond the printed width 0.005 and no noise band (1 run counted); "
         "see docs/deviations.md#x")
     gone = verdict_for(_row(), None, "why")
     assert (gone["verdict"], gone["reason"]) == ("not_run", "why")
@@ -252,22 +253,22 @@ def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
     assert [int(x) for x in table[-1][1:-1]] == [total[v] for v in VERDICTS]
 
 
-def test_comparison_lists_every_deviating_row_with_its_linked_reason(tmp_path):
+def test_comparison_lists_every_deviating_row_with_its_cause_and_evidence(tmp_path):
     from repro.engine.compare import write_comparison
 
     rows = _synthetic_rows()
     md = write_comparison(rows, tmp_path)[0].read_text()
-    assert "3 rows deviate. By cause:" in md
-    causes = _table_after(md, "3 rows deviate. By cause:")
-    link = "[docs/deviations.md#{0}](../docs/deviations.md#{0})"
-    assert causes == [["cause", "rows"], [link.format("relfair-table-1-deviations"), "2"],
-                      [link.format("constrfl-table-1-data"), "1"]]
+    assert "3 rows deviate; each has a cause and the evidence for that row" in md
     listed = _table_after(md, "| experiment | key | metric | reported | reproduced | n ours/")
     assert [(r[0], r[1]) for r in listed[1:]] == [
         (r["experiment"], r["key"]) for r in rows if r["verdict"] == "deviates"]
-    assert listed[3][-1] == ("under-trained \\| see "
-                             + link.format("relfair-table-1-deviations"))
-    # the deviating rows come before the full tables
+    # hand-made rows without any reading: unexplained, and the evidence says nothing changes
+    # them; no docs link is attached to them automatically
+    assert {r[-2] for r in listed[1:]} == {"unexplained"}
+    assert all(r[-1].startswith("no reading or diagnostic of the package changes this row")
+               for r in listed[1:])
+    counts = _table_after(md, "Per table, the verdicts and the causes")
+    assert counts[0][-1] == "cause: unexplained"
     assert md.index("## Deviating rows") < md.index("## p000.t1")
 
 

@@ -102,8 +102,8 @@ def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
 
     def reproduce(records):
         vals = tuple(r.metrics["value"] for r in records)
-        return [Reproduced("toy_table", {"row": "a"}, "value", vals, tolerance=0.5),
-                Reproduced("toy_table", {"row": "b"}, "value", vals, tolerance=0.5)]
+        return [Reproduced("toy_table", {"row": "a"}, "value", vals),
+                Reproduced("toy_table", {"row": "b"}, "value", vals)]
 
     exp = Experiment(name="toy.table", title="toy", paper="002_fd6ea8b278c89851.txt", cells=_cells,
                      run_cell=_run, reported=("toy_table",), reproduce=reproduce,
@@ -122,6 +122,11 @@ def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
     assert [(r["reading"], r["primary"], r["verdict"]) for r in rows] == [
         ("text", True, "deviates"), ("text", True, "deviates"),
         ("summed", False, "match"), ("summed", False, "match")]
+    # the alternative reading that reproduces the row is its cause, with its value beside
+    # the primary's (a reading no paper package declares: a guessed setting)
+    assert [r["cause"] for r in rows[:2]] == ["setting guessed"] * 2
+    assert rows[0]["evidence"] == ("reading summed: 10.01 (match) beside the primary's 1.01, "
+                                   "printed 10")
     md, path = write_comparison(rows, tmp_path)
     with open(path) as f:
         written = list(csv.DictReader(f))
@@ -182,23 +187,3 @@ def test_run_reading_flag_selects_readings(isolated):
     assert [r.config["x"] for r in only_alt.records] == [2.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="has no reading 'nope'; it declares text, double"):
         run_experiment(exp, "smoke", progress=False, reading="nope")
-
-
-def test_a_deviating_primary_row_names_the_readings_that_reproduce_it():
-    from repro.engine.judging import cite_fitting_readings
-
-    def row(reading, primary, verdict, value, key="k=1"):
-        return {"experiment": "toy.x", "table": "1", "key": key, "metric": "acc",
-                "reproduced": value, "verdict": verdict, "reason": "why", "reading": reading,
-                "primary": primary}
-
-    rows = [row("p", True, "deviates", 0.5), row("a", False, "match", 0.71),
-            row("b", False, "within_noise", 0.69), row("c", False, "deviates", 0.4),
-            row("p", True, "match", 0.7, "k=2"), row("a", False, "match", 0.7, "k=2"),
-            row("p", True, "deviates", 0.5, "k=3"), row("c", False, "deviates", 0.4, "k=3")]
-    out = cite_fitting_readings(rows)
-    assert out[0]["reason"] == ("reproduced under readings a 0.71, b 0.69; under the primary "
-                                "reading: why")
-    assert out[4]["reason"] == "why"  # a matching row is left as it is
-    assert out[6]["reason"] == "why"  # no reading reproduces it
-    assert all(r["reason"] == "why" for r in out if not r["primary"])

@@ -120,28 +120,19 @@ def _rep(values, **kw):
     return Reproduced("demo_table1", {"method": "A"}, "loss", tuple(values), **kw)
 
 
-def test_rel_tolerance_is_relative_to_the_reported_value():
-    row = verdict_for(_row("-2.50"), _rep([-2.9], rel_tolerance=0.2), "")
-    assert row["tolerance"] == pytest.approx(0.5)  # 0.2 x |-2.5|
-    assert row["verdict"] == "match"
-    assert verdict_for(_row("-2.50"), _rep([-3.1], rel_tolerance=0.2), "")["verdict"] == \
-        "deviates"
+def test_no_tolerance_of_ours_makes_a_match_relative_or_absolute():
+    # within 20 % of -2.50 or 0.1 of 10.0 was a match before; now a tolerance is refused and a
+    # row is judged at its printed width
+    for rep in (_rep([-2.9], rel_tolerance=0.2), _rep([10.05], tolerance=0.1)):
+        with pytest.raises(ValueError, match="never makes a match"):
+            verdict_for(_row("-2.50"), rep, "")
+    assert verdict_for(_row("10.0"), _rep([10.04]), "")["verdict"] == "match"
+    assert verdict_for(_row("10.0", 0.3), _rep([10.29]), "")["tolerance"] == pytest.approx(0.3)
 
 
-def test_absolute_tolerance_wins_over_rel_tolerance():
-    row = verdict_for(_row("10.0"), _rep([10.5], tolerance=0.1, rel_tolerance=0.2), "")
-    assert row["tolerance"] == pytest.approx(0.1) and row["verdict"] == "deviates"
-
-
-def test_rel_tolerance_of_a_corrected_row_uses_the_corrected_value():
-    row = verdict_for(_row("1.0"), _rep([19.0], rel_tolerance=0.1, corrected="20.0",
-                                        note="misprint"), "")
-    assert row["tolerance"] == pytest.approx(2.0) and row["verdict"] == "match"
-
-
-def test_a_paper_std_still_wins_over_rel_tolerance():
-    row = verdict_for(_row("10.0", 0.3), _rep([10.5], rel_tolerance=0.2), "")
-    assert row["tolerance"] == pytest.approx(0.3) and row["verdict"] == "deviates"
+def test_a_corrected_row_is_judged_at_the_corrected_values_precision():
+    row = verdict_for(_row("1.0"), _rep([20.04], corrected="20.0", note="misprint"), "")
+    assert row["tolerance"] == pytest.approx(0.05) and row["verdict"] == "match"
 
 
 # ---------------------------------------------------------------- discovery

@@ -60,7 +60,7 @@ def run_cell(config, ctx):
 def reproduce(records):
     return [Reproduced("throwaway_table1", {"mu": f"{mu:g}"}, "mean",
                        tuple(r.metrics["mean"] for r in records if r.config["mu"] == mu),
-                       rel_tolerance=0.5)
+                       n_paper=1)
             for mu in MUS]
 
 
@@ -122,7 +122,7 @@ def _reported(pkg):
     (pkg / "reported").mkdir()
     rows = [{"paper_file": PAPER_FILE, "table": "1", "mu": mu, "metric": "mean", "value": v,
              "std": "", "line": str(10 + i), "cell": "2"}
-            for i, (mu, v) in enumerate((("1", "1.0"), ("5", "5.0")))]
+            for i, (mu, v) in enumerate((("1", "1"), ("5", "5")))]
     with open(pkg / "reported" / "throwaway_table1.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -145,8 +145,8 @@ def test_a_throwaway_paper_is_discovered_run_and_compared(throwaway, capsys):
     with open(out / "comparison.csv", newline="") as f:
         mine = [r for r in csv.DictReader(f) if r["experiment"] == "throwaway.table1"]
     assert [(r["key"], r["verdict"]) for r in mine] == [("mu=1", "match"), ("mu=5", "match")]
-    # the tolerance is relative to the reported value (rel_tolerance=0.5)
-    assert [float(r["tolerance"]) for r in mine] == [0.5, 2.5]
+    # the match width is the printed precision: half a unit of "1" and "5"
+    assert [float(r["tolerance"]) for r in mine] == [0.5, 0.5]
 
 
 def test_a_throwaway_theory_check_is_discovered_and_run(throwaway, capsys):

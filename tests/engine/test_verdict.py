@@ -1,5 +1,5 @@
-"""The verdict rule of issue #28 (repro/engine/verdict.py) on hand-made rows: every branch,
-with the numbers worked out by hand in the comments.
+"""The verdict rule (repro/engine/verdict.py) on hand-made rows: every branch, with the
+numbers worked out by hand in the comments.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from repro.engine.compare import ReportedRow, verdict_for
 from repro.engine.experiment import Reproduced
-from repro.engine.verdict import RULE, judge, sigma_diff
+from repro.engine.noise import NoiseModel
+from repro.engine.verdict import RULE, RULE_ID, judge, sigma_diff, std_consistency
 
 
 def _row(text="0.50", std=None):
@@ -30,12 +31,56 @@ def test_sigma_diff_is_the_noise_of_a_difference_of_two_means():
         sigma_diff(0.1, 3, 0.1, 0)
 
 
-def test_match_within_printed_std_or_precision_or_stated_tolerance():
+def test_match_is_the_printed_width_and_no_tolerance_of_ours():
     assert verdict_for(_row("0.50", 0.02), _rep([0.519]), "")["verdict"] == "match"
     assert verdict_for(_row("0.50", 0.02), _rep([0.521]), "")["verdict"] == "deviates"
     assert verdict_for(_row("0.50"), _rep([0.5049]), "")["verdict"] == "match"   # +-0.005
     assert verdict_for(_row("0.50"), _rep([0.5051]), "")["verdict"] == "deviates"
-    assert verdict_for(_row("0.50"), _rep([0.529], tolerance=0.03), "")["verdict"] == "match"
+    # one unit where the table is shown to be rounded twice
+    assert verdict_for(_row("0.50"), _rep([0.5099], printed_units=1.0), "")["verdict"] == \
+        "match"
+    # a tolerance of ours (a spec's suggestion) is refused, absolute or relative
+    for kw in ({"tolerance": 0.03}, {"rel_tolerance": 0.2}):
+        with pytest.raises(ValueError, match="never makes a match"):
+            verdict_for(_row("0.50"), _rep([0.529], **kw), "")
+    # a printed std pooled over clients bounds no match: the printed precision does
+    pooled = _rep([0.515], paper_std_over="trials x clients")
+    assert verdict_for(_row("0.50", 0.02), pooled, "")["verdict"] == "deviates"
+
+
+def test_a_printed_std_the_stated_protocol_cannot_produce_is_said_and_not_used():
+    # [C] Table I style: printed 81.2 +- 0.2 over 5 runs; ours 5 runs with s = 4.12. Under
+    # equal variances (0.25)^2 / 4.12^2 = 0.00368 ~ F(4, 4): P(F <= 0.00368) = 4.0e-5
+    # (two-sided 8.0e-5 < 1 %): the printed std cannot be a spread of the stated protocol
+    vals = [78.0, 80.0, 83.0, 86.0, 88.0]
+    s = float(np.std(vals, ddof=1))
+    check = std_consistency(0.2, "0.2", s, 5, 5)
+    assert not check.consistent and check.p == pytest.approx(8.03e-5, rel=1e-3)
+    model = NoiseModel("demo_table1", "the split", 5, True, "the text", "runs", "5 seeds")
+    out = judge("81.2", 0.2, _rep(vals), model, "0.2")
+    # our std on both sides of the band: sqrt(s^2/5 + s^2/5)
+    assert out["sigma_diff"] == pytest.approx(s * math.sqrt(0.4), rel=1e-12)
+    assert out["paper_std"].startswith("inconsistent") and out["verdict"] == "within_noise"
+    assert any("paper inconsistency" in n for n in out["notes"])
+    # a printed std of the size of ours is consistent and enters the band as printed
+    ok = std_consistency(4.0, "4.0", s, 5, 5)
+    assert ok.consistent and ok.p > 0.5
+    both = judge("81.2", 4.0, _rep(vals), model, "4.0")
+    assert both["sigma_diff"] == pytest.approx(math.sqrt(s * s / 5 + 16.0 / 5), rel=1e-12)
+    # a printed 0.0 is taken at its edge 0.05: still inconsistent with s = 0.3 over 5 runs
+    # (0.05^2 / 0.3^2 = 0.0278 ~ F(4, 4): P = 2.3e-4, two-sided 4.6e-4)
+    assert not std_consistency(0.0, "0.0", 0.3, 5, 5).consistent
+
+
+def test_the_noise_model_gives_the_papers_run_count():
+    model = NoiseModel("demo_table1", "the split", 1, False, "no count stated", "none", "3")
+    out = judge("0.50", None, _rep([0.51, 0.53, 0.55], n_paper=5), model)
+    assert out["n_paper"] == 1
+    assert out["sigma_diff"] == pytest.approx(0.02 * math.sqrt(1 / 3 + 1), rel=1e-12)
+    with pytest.raises(ValueError, match="states no run count"):
+        NoiseModel("demo_table1", "the split", 5, False, "", "none", "")
+    with pytest.raises(ValueError, match="printed_std"):
+        NoiseModel("demo_table1", "the split", 5, True, "", "trials", "")
 
 
 def test_within_noise_uses_sigma_diff_with_the_printed_std_and_both_n():
@@ -67,24 +112,13 @@ def test_no_band_without_two_runs_or_the_papers_run_count():
     assert unknown["verdict"] == "deviates" and "run count is unknown" in unknown["reason"]
 
 
-def test_a_spread_beyond_three_times_the_printed_std_is_reported_and_never_noise():
-    # ours 0.45, 0.55 (s = 0.0707) over 2 seeds against 0.50 +- 0.02 printed over 5 runs:
-    # s / s_p = 3.54 > 3; the mean 0.50 still matches (within the printed std) ...
-    wide = verdict_for(_row("0.50", 0.02), _rep([0.45, 0.55], n_paper=5), "")
-    assert wide["verdict"] == "match" and "3.5x the paper's printed std" in wide["reason"]
-    # ... but shifted by 0.05 it would be within 2 sigma_diff (0.1011), and is not noise
-    shifted = verdict_for(_row("0.50", 0.02), _rep([0.50, 0.60], n_paper=5), "")
-    assert 0.05 <= 2 * shifted["sigma_diff"]
-    assert shifted["verdict"] == "deviates" and "not noise" in shifted["reason"]
-    # at 2.8x the band applies: ours 0.52, 0.60 (s = 0.0566) -> within noise
-    ok = verdict_for(_row("0.50", 0.02), _rep([0.52, 0.60], n_paper=5), "")
-    assert ok["verdict"] == "within_noise" and "printed std" not in ok["reason"]
-    # a printed std pooled over clients is no std over runs: no spread comparison, s_p = s
+def test_a_std_pooled_over_clients_enters_no_band():
+    # a printed std pooled over clients is no std over runs: s_p = s
     pooled = verdict_for(_row("0.50", 0.02), _rep([0.50, 0.60], n_paper=5,
                                                   paper_std_over="trials x clients"), "")
     s = math.sqrt(0.005)
     assert pooled["sigma_diff"] == pytest.approx(math.sqrt(s * s / 2 + s * s / 5), rel=1e-12)
-    assert pooled["verdict"] == "within_noise"
+    assert pooled["verdict"] == "within_noise" and pooled["paper_std"] == ""
 
 
 def test_non_converged_and_lost_runs_are_left_out_and_said():
@@ -176,11 +210,13 @@ def test_comparison_md_states_the_rule_first(tmp_path):
     assert md.index(RULE) < md.index("reported numbers; verdict counts")
     # a row without the rule's mark (kept from an older comparison) is said to be one
     assert "**1 rows keep the verdicts of an earlier rule**" in md and "p.t1 1" in md
-    row["rule"] = "issue-28"
+    row["rule"] = RULE_ID
     assert "earlier rule" not in write_comparison([row], tmp_path / "b")[0].read_text()
     md = write_comparison([{**row, "rule": ""}], tmp_path)[0].read_text()
     # to the printed precision plus one digit; the CSV keeps every digit
     assert "| 1.52e-04 | 1.523e-04 ± 3.1e-06 | 3/10 | 5e-07 | 2e-06 | " in md
+    # a deviating row says it has no cause (a hand-made row: nothing could explain it)
+    assert "| p.t1 | k=1 | m | 1.52e-04 | 1.523e-04 ± 3.1e-06 | 3/10 | unexplained |" in md
     assert "0.00015234" in (tmp_path / "comparison.csv").read_text()
     # the previous comparison gives the counts before, side by side, and the changed rows
     md = write_comparison([{**row, "verdict": "match"}], tmp_path)[0].read_text()

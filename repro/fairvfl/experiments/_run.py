@@ -5,7 +5,9 @@ A cell config (JSON) holds ``dataset, version ("conf" | "journal"), model ("LM" 
 method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's split),
 ``smoke`` (ADULT subsample of §12.3; ``subsample``: the same, in records of the former
 ``reduced`` scale of [C] Fig. 2),
-``log_every`` and for the MLP ``widths``.
+``log_every``, for the MLP ``widths`` and, in a reading's cells, ``ridge`` (the ridge weight as
+a multiple of the default mu = 2/n) and ``solve = "optimum"`` (FedBCD started at its LM
+objective's minimizer and run ``T`` rounds from there: the limit of long runs).
 
 A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4), see
 ``post_processing_metrics``. Every record carries DFP/DFN under all five readings of
@@ -26,6 +28,7 @@ from repro.engine.experiment import CellResult, RunContext
 from repro.fairvfl.ceo import ceo_expected, ceo_postprocess
 from repro.fairvfl.data import make_split
 from repro.fairvfl.eo import eo_expected, eo_postprocess
+from repro.fairvfl.eo_public import eo_public_expected
 from repro.fairvfl.evaluate import (
     metrics_from_decisions,
     metrics_from_predictor,
@@ -34,6 +37,7 @@ from repro.fairvfl.evaluate import (
 )
 from repro.fairvfl.methods import build, fair_vfl, fedbcd  # noqa: F401
 from repro.fairvfl.models import LinearBlock, MLPBlock
+from repro.fairvfl.optimum import lm_optimum
 from repro.fairvfl.problem import VFLProblem
 from repro.fairvfl.roc_eo import roc_eo_expected
 
@@ -43,6 +47,19 @@ BETA, C_CONST = 0.1, 1e-3  # §7: dual step and constant c_t
 def _maybe_sparse(X: np.ndarray):
     """CSR for mostly one-hot blocks (density <= 0.3): ~1.5x faster rounds on ADULT (§12)."""
     return scipy.sparse.csr_matrix(X) if np.count_nonzero(X) <= 0.3 * X.size else X
+
+
+def _optimum_init(config: dict, sp, problem) -> dict:
+    """``{"init": theta*}`` for a cell of an ``optimum`` reading (FedBCD on the LM started at
+    its objective's minimizer, :mod:`repro.fairvfl.optimum`), else ``{}``.
+    """
+    if config.get("solve") != "optimum":
+        return {}
+    if config["model"] != "LM" or config["method"] != "FedBCD":
+        raise ValueError("the optimum readings solve FedBCD's LM objective only, got "
+                         f"{config['method']} {config['model']}")
+    mu = 2.0 * float(config.get("ridge", 1.0)) / len(sp.y_train)
+    return {"init": lm_optimum(problem.blocks, sp.y_train, mu)}
 
 
 def cell_algorithm(config: dict):
@@ -61,7 +78,10 @@ def cell_algorithm(config: dict):
         dtype = config.get("dtype", "float32")
         blocks = [MLPBlock(sp.X_train[:, b], widths, dtype) for b in sp.blocks]
     problem = VFLProblem(blocks, sp.y_train, sp.s_train)
-    alg = build(config["method"], problem, rng=int(config["seed"]),
+    # ``ridge``: a reading's multiple of the ridge weight mu = 2/n (the package's default)
+    ridge = {"mu": 2.0 * float(config["ridge"]) / len(sp.y_train)} if "ridge" in config else {}
+    alg = build(config["method"], problem, rng=int(config["seed"]), **ridge,
+                **_optimum_init(config, sp, problem),
                 eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA,
                 c=C_CONST, Q=int(config.get("Q", 1)), mode="exact",
                 roles="conf" if config["version"] == "conf" else "journal")
@@ -82,8 +102,10 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
     X_test = [sp.X_test[:, b] for b in sp.blocks]
     z_test = alg.test_scores(X_test)
     metrics = dict(metrics_from_scores(sp.y_test, sp.s_test, z_test))
+    # lam1, lam2: the multipliers the last primal step used (lam^(T-1)); the server's dual
+    # step after it computes lam^(T), which no primal step uses
     metrics.update(train_loss=alg.state.loss, train_D=alg.state.d,
-                   lam1=float(alg.state.lam[0]), lam2=float(alg.state.lam[1]))
+                   lam1=float(alg.state.lam_prev[0]), lam2=float(alg.state.lam_prev[1]))
     if config["method"] == "FedBCD":
         metrics.update(post_processing_metrics(alg.server.z, sp, z_test, int(config["seed"])))
     return CellResult(metrics={k: float(v) for k, v in metrics.items()})
@@ -93,14 +115,16 @@ def post_processing_metrics(z_train, sp, z_test, seed: int) -> dict[str, float]:
     """EO/CEO on FedBCD's pooled scores (§4.4), as exact expectations of the randomized
     predictors (issue #16 item 2), each prefixed: ``eo_`` (equalized odds, primary), ``eo_opp_``
     (equal opportunity, A7), ``eo_roc_`` (equalized odds on the continuous score, Hardt et al.
-    §4.2), ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted', A8); ``eo_draw_``/``ceo_draw_``:
-    the single draw with ``seed + 10_000`` that earlier records reported.
+    §4.2), ``eo_pub_`` (the public equalized-odds code's LP, :mod:`repro.fairvfl.eo_public`),
+    ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted', A8); ``eo_draw_``/``ceo_draw_``: the
+    single draw with ``seed + 10_000`` that earlier records reported.
     """
     out = {}
     train = (z_train, sp.y_train, sp.s_train, z_test, sp.s_test)
     for prefix, fn, kw in (("eo", eo_expected, {"constraint": "odds"}),
                            ("eo_opp", eo_expected, {"constraint": "opportunity"}),
                            ("eo_roc", roc_eo_expected, {}),
+                           ("eo_pub", eo_public_expected, {}),
                            ("ceo", ceo_expected, {"cost": "fnr"}),
                            ("ceo_w", ceo_expected, {"cost": "weighted"})):
         e = fn(*train, **kw)

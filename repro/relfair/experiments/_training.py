@@ -56,8 +56,10 @@ def training_problem(config: dict):
     from the shared ``init`` stream and the method's training stream.
     """
     shared = shared_context(config)
+    # the partition settings of the FedAvg search (fedavg_search.py); absent in the tables
+    how = {k: config[k] for k in ("partition", "alpha", "balance") if k in config}
     data = load_federated(config["task"], config["n_clients"], shared.rng("partition"),
-                          subset=config["subset"])
+                          subset=config["subset"], **how)
     problem = ClientProblem(data, TrainSetup(batch=config["batch"], hidden=50, dropout=0.5))
     theta0 = problem.init(shared.torch_generator("init"))
     rng = shared.torch_generator("train", config["method"], config["rounds"],
