@@ -6,10 +6,10 @@ Usage: ``python scripts/ledger_compare.py [--figures figures] [--results DIR] [-
 
 ``--results DIR``: records of cells run since (e.g. a reading added after the ledger was
 written), which replace or add to the ledger's rows of the same cells. The rows then mix the
-ledger's commit and the current code; every record is labelled ``ledger+results`` so that the
-evidence of one reading for another's row is accepted across them (the evaluation assumes, as
-it should be checked, that the code changes since the ledger leave the ledger's numbers as
-they are).
+ledger's commit and later code; every record is labelled ``ledger+results`` (and a record of
+``DIR`` made by an earlier edit of the current code is taken as current) so that the evidence
+of one reading for another's row is accepted across them: the evaluation assumes that the code
+changes in between leave the numbers as they are, which a complete run then checks.
 
 The ledger holds no curves, so the experiments whose rows need them (constrfl Tables 1-2: each
 trial's per-client objectives) are taken from the committed ``comparison.csv`` and re-judged
@@ -66,11 +66,10 @@ def _with_results(exp, reading, recs: list[RunRecord], results: Path | None):
     mine = _under(exp, reading, recs)
     if results is None:
         return mine
-    fresh = [r for r in collect_records(exp, "paper", results, include_stale=False,
-                                        reading=reading) if r.ok]
+    fresh = [r for r in collect_records(exp, "paper", results, reading=reading) if r.ok]
     have = {canonical_json(r.config) for r in fresh}
     out = read_records([r for r in mine if canonical_json(r.config) not in have], reading)
-    return [dataclasses.replace(r, commit=MIXED) for r in out + fresh]
+    return [dataclasses.replace(r, commit=MIXED, stale_note="") for r in out + fresh]
 
 
 def collect(figures: Path, results: Path | None = None):

@@ -63,14 +63,16 @@ def test_conf_cells_reproduce_every_reported_key():
         assert abs(m["fr"] - (1 - m["deo"])) <= 1e-15
         assert len(r.curves["loss"]) == 4  # rounds 0, 10, 20, 30
     fed = next(r for r in recs if r.config["method"] == "FedBCD")
-    assert {"eo_acc", "ceo_acc", "eo_opp_acc", "ceo_w_acc"} <= set(fed.metrics)
+    assert {"eo_acc", "ceo_acc", "eo_opp_acc", "ceo_w_acc", "eo_pub_acc"} <= set(fed.metrics)
     reported = {(row.stem, tuple(sorted((k, v) for k, v in row.key)), row.metric)
                 for row in load_reported()}
     reps = reproduce_conf_table1(recs)
     assert len(reps) == 4 * 3  # 4 methods x {AC, FR, HM} on C&C
     for rep in reps:
         assert (rep.table, tuple(sorted(rep.key.items())), rep.metric) in reported
-        assert "docs/deviations.md#fairvfl-" in rep.note
+        # no docs link and no tolerance: a row's cause comes from the comparison's readings
+        assert "docs/deviations.md" not in rep.note and rep.tolerance is None
+        assert rep.n_paper == 5
 
 
 def test_journal_cells_and_inactive_claims_on_real_data():

@@ -13,14 +13,14 @@ from repro.engine.registry import register
 
 # The paper's dimensions (20 / 21 / 21) match no encoding we know of the raw attributes: the
 # tables use integer codes (primary, the rebuild of docs/deviations.md "constrfl table 1 data");
-# one-hot categorical attributes are the other reading of A1 the package implements.
+# one-hot categorical attributes are the other encoding the package implements.
 READINGS = (
     Reading("integer-codes", "categorical attributes as one integer code column each",
             basis="paper 003 App. E.1 names the UCI sets and their dimensions, not their "
-                  "encoding (specs/constrfl.md A1)", spec="constrfl A1", primary=True),
+                  "encoding", primary=True),
     Reading("onehot", "categorical attributes one-hot (one 0/1 column per category)",
-            basis="paper 003 App. E.1 (no encoding stated); the other encoding of A1 that "
-                  "repro.constrfl.data implements", spec="constrfl A1",
+            basis="paper 003 App. E.1 (no encoding stated); the other encoding that "
+                  "repro.constrfl.data implements",
             overrides={"encoding": "onehot"}),
 )
 

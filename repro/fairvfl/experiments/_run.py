@@ -116,7 +116,7 @@ def post_processing_metrics(z_train, sp, z_test, seed: int) -> dict[str, float]:
     predictors (issue #16 item 2), each prefixed: ``eo_`` (equalized odds, primary), ``eo_opp_``
     (equal opportunity, A7), ``eo_roc_`` (equalized odds on the continuous score, Hardt et al.
     §4.2), ``eo_pub_`` (the public equalized-odds code's LP, :mod:`repro.fairvfl.eo_public`),
-    ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted', A8); ``eo_draw_``/``ceo_draw_``: the
+    ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted'); ``eo_draw_``/``ceo_draw_``: the
     single draw with ``seed + 10_000`` that earlier records reported.
     """
     out = {}

@@ -1,5 +1,5 @@
-"""Map Fair VFL records to the rows of ``repro/reported/fairvfl_*.csv`` (specs/fairvfl.md §8),
-and declare what the comparison needs to judge them and explain their deviations:
+"""Map Fair VFL records to the rows of ``repro/reported/fairvfl_*.csv``, and declare what the
+comparison needs to judge them and explain their deviations:
 
 - the noise model of each table (:mod:`repro.engine.noise`): [C] Table I averages 5 random
   splits and prints their std; [J] states no run count (n_paper = 1) and prints no std;

@@ -9,27 +9,15 @@ from repro.engine.readings import Reading
 from repro.relfair.data import TASKS
 from repro.relfair.experiments._training import SCALES, TRAINED, run_training
 
-__all__ = ["CAUSE_NOTES", "CLAIMS_NOTE", "DEV", "DEVIATION_NOTE", "METRICS", "MNIST_DATA",
+__all__ = ["CLAIMS_NOTE", "DEV", "DEVIATION_NOTE", "METRICS", "MNIST_DATA",
            "PAPER", "READINGS", "SEEDS", "TABLE1_METHODS", "table1_cells", "training_cell"]
 
 PAPER = "002_fd6ea8b278c89851.txt"
 MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-idx1-ubyte.gz"))
 METRICS = ("acc_all", "acc_worst20", "acc_best20", "R_AB", "gini")
 DEV = "docs/deviations.md"
-# specs/relfair.md §6: accuracy +-0.03 absolute, Gini +-0.03 absolute, R +-20% relative
-# (single-run paper).
-TOLERANCE_NOTE = f"{DEV}#relfair-table-1-tolerances"
 DEVIATION_NOTE = f"{DEV}#relfair-table-1-deviations"
 CLAIMS_NOTE = f"{DEV}#relfair-claims"  # linked by every failing or inconclusive claim
-# the cause of each method's deviations (docs/deviations.md, relfair section)
-CAUSE_NOTES = {
-    "Scaffold": "relfair-table-1-scaffold-type-methods-under-trained-tau-0025",
-    "Scaff-PD": "relfair-table-1-scaffold-type-methods-under-trained-tau-0025",
-    "Scaff-PD-IA": "relfair-table-1-scaffold-type-methods-under-trained-tau-0025",
-    "FedAvg": "relfair-table-1-fedavg-and-drfa-fairer-than-printed-local-steps",
-    "DRFA": "relfair-table-1-fedavg-and-drfa-fairer-than-printed-local-steps",
-    "SAFL": "relfair-table-1-safl-less-accurate-one-minibatch-step-per-round",
-}
 SEEDS = {"smoke": (0,), "paper": (0, 1, 2)}
 # Table 1's methods in its order (App. J.2): the methods of its cells, Fig. 4's curves, the
 # claims and the rendered table (issue 32: a table names its methods; the library's METHODS,
