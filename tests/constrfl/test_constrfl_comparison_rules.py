@@ -44,9 +44,16 @@ def test_table1_agreement_rows_are_judged_on_the_printed_number():
     # mean 0.0295 is far from the printed 0.0343 +- 1e-3 (and s = 0 over trials): deviates,
     # although it is below the 5e-2 of the agreement statement (the claim, claims.py)
     assert verdict_for(row, a, "")["verdict"] == "deviates"
+    # the printed std pools clients: it bounds no match, half a unit of 3.43e-02 does
     close = reproduce.table1(_np_records([0.0335, 0.0345]))
     a2 = [r for r in close if r.metric == "relative_difference"][0]
-    assert verdict_for(row, a2, "")["verdict"] == "match"        # 0.034 within 1e-3
+    assert verdict_for(row, a2, "")["verdict"] == "deviates"     # 0.034: 3e-4 > 5e-5
+    exact = reproduce.table1(_np_records([0.0343, 0.03432]))
+    a3 = [r for r in exact if r.metric == "relative_difference"][0]
+    assert verdict_for(row, a3, "")["verdict"] == "match"        # 0.03431: 1e-5 <= 5e-5
+    # the row says what the constraint is on our data (largest final class-1 loss 0.2)
+    assert a.note.startswith("on the rebuilt data the class-1 constraint is active (largest "
+                             "final class-1 loss 0.2 against r = 0.2")
     o = others[0]
     out = verdict_for(_reported("constrfl_table1", dict(o.key), o.metric, "0.27", 0.01), o, "")
     assert out["verdict"] == "substitute_data" and "#constrfl-table-1-data" in out["reason"]
