@@ -214,8 +214,7 @@ def _tried(r: dict, alts: list[dict]) -> str:
             f"{_fmt(_num(r['reproduced']))}: " + "; ".join(parts))
 
 
-def paper_notes(rows: list[dict], reported: list
-                ) -> dict[tuple, list[tuple[str, bool, float | None]]]:
+def paper_notes(reported: list) -> dict[tuple, list[tuple[str, bool, float | None]]]:
     """The inconsistency sentences of each row id (paper_file, table, key, metric):
     ``[(sentence, explains, value the paper's numbers imply or None)]``.
     """
@@ -241,7 +240,7 @@ def assign_causes(rows: list[dict], reported: list | None = None) -> list[dict]:
         from repro.engine.reported import load_reported
 
         reported = load_reported()
-    notes = paper_notes(rows, reported)
+    notes = paper_notes(reported)
     fits = fit_all(rows)
     by_id: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:

@@ -382,6 +382,12 @@ def _markdown(rows: list[dict], before: list[dict] | None = None) -> str:
     stems = _stems(rows)
     for (exp, table, reading), rs in by_table.items():
         model = noise_line(stems.get((rs[0]["paper_file"], str(table)), ""))
+        tested = [r for r in rs if r.get("paper_std")]
+        if model and tested:
+            bad = sum(str(r["paper_std"]).startswith("inconsistent") for r in tested)
+            model += (f" Printed stds tested against it: {bad} of {len(tested)} cannot come "
+                      "from the stated protocol (a paper inconsistency; those rows' bands use "
+                      "our std on both sides).")
         lines += ["", f"## {exp} — {paper_name(rs[0]['paper_file'])}, {table}{reading}", "",
                   *([model, ""] if model and not reading else []), _HEAD, _RULE_LINE]
         lines += [_row_line(r, "[deviates](#deviating-rows)" if r["verdict"] == "deviates"
