@@ -41,7 +41,7 @@ def test_run_figures_compare(isolated, capsys):
     assert [r[0] for r in rows] == ["seed", "0", "1", "2", "mean ± std"]
     assert main(["compare", "--scale", "smoke"]) == 0
     claims = (figs / "claims.md").read_text()
-    assert "| pass |  | smoke |" in claims  # verdict, reason (none for a pass), scale
+    assert "| pass |  |  | smoke |" in claims  # verdict, cause and reason (none for a pass), scale
     capsys.readouterr()
     assert main(["list"]) == 0  # the cost measured by the records found, beside the declared
     listed = capsys.readouterr().out.splitlines()
