@@ -127,7 +127,8 @@ def c1b_fairness_monotone(records):
 
 @_guard
 def c1c_inactive(records):
-    """(C1c) At eps = 0.4 (ADULT) / 0.25 (others): lam^(T) = 0 and |AC - AC_FedBCD| <= 0.3 pt.
+    """(C1c) At eps = 0.4 (ADULT) / 0.25 (others): lam = 0 at the last primal step (the
+    record's lam1, lam2) and |AC - AC_FedBCD| <= 0.3 pt.
     At smoke scale only COMPAS and C&C decide (§12.3); ADULT is reported.
     """
     smoke = _is_smoke(records)
@@ -142,7 +143,7 @@ def c1c_inactive(records):
         good = lam == 0.0 and gap <= 0.3
         if not (smoke and d == "adult"):
             ok &= good
-        parts.append(f"{d} eps={e}: max lam^T {lam:.3g}, abs(dAC) {gap:.2f} pt, "
+        parts.append(f"{d} eps={e}: max lam (last primal step) {lam:.3g}, abs(dAC) {gap:.2f} pt, "
                      f"FedBCD train D {d_fed:.3f}" + (" (reported only)" if smoke and
                                                       d == "adult" else ""))
     return ok, "; ".join(parts)
