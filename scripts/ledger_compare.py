@@ -12,11 +12,12 @@ of one reading for another's row is accepted across them: the evaluation assumes
 changes in between leave the numbers as they are, which a complete run then checks.
 
 The ledger holds no curves, so the experiments whose rows need them (constrfl Tables 1-2: each
-trial's per-client objectives) are taken from the committed ``comparison.csv`` and re-judged
-from its columns (:mod:`repro.engine.rejudge`); every other row is recomputed from the ledger's
-metrics by the experiment's own ``reproduce``. A metric reading whose metrics the committed
-records lack (a reading added since) is left out and said. The ledger rows are the committed
-records of the commit in their ``commit`` column, so the rows say ``made_by`` that commit.
+trial's per-client objectives) are taken from ``--results`` where it holds every cell, else from
+the committed ``comparison.csv``, re-judged from its columns (:mod:`repro.engine.rejudge`);
+every other row is recomputed from the ledger's metrics by the experiment's own ``reproduce``. A
+metric reading whose metrics the committed records lack (a reading added since) is left out and
+said. The ledger rows are the committed records of the commit in their ``commit`` column, so the
+rows say ``made_by`` that commit.
 
 Writes ``comparison.md``/``.csv`` into ``--out`` (default ``results/ledger-compare``, an ignored
 folder) and prints, per paper, the primary rows reproduced (match + within noise) of the
@@ -72,6 +73,17 @@ def _with_results(exp, reading, recs: list[RunRecord], results: Path | None):
     return [dataclasses.replace(r, commit=MIXED, stale_note="") for r in out + fresh]
 
 
+def _complete(exp, results: Path, reading=None) -> bool:
+    """Whether ``results`` holds a record of every cell of ``exp`` under ``reading`` that its
+    rows read (constrfl Table 2's rows read the script's hyperparameter set only).
+    """
+    reading = reading or exp.primary_reading
+    got = collect_records(exp, "paper", results, reading=reading)
+    want = [c for _, c in exp.reading_configs("paper", reading)
+            if c.get("hyper", "script") == "script"]
+    return sum(r.ok and r.config.get("hyper", "script") == "script" for r in got) == len(want)
+
+
 def collect(figures: Path, results: Path | None = None):
     """``(experiments, records, alternatives, skipped readings)`` from the ledger (and
     ``results``).
@@ -81,7 +93,15 @@ def collect(figures: Path, results: Path | None = None):
     records, alternatives, skipped = {}, {}, []
     diag = set(diagnostics())
     for name, exp in exps.items():
-        if name in NEEDS_CURVES or (exp.reproduce is None and name not in diag):
+        if exp.reproduce is None and name not in diag:
+            continue
+        if name in NEEDS_CURVES:   # from ``results`` where it holds every cell, else skipped
+            if results is not None and _complete(exp, results):
+                records[name] = ("paper", _with_results(exp, exp.primary_reading, [], results))
+                for reading in exp.select_readings("all"):
+                    if not reading.primary and _complete(exp, results, reading):
+                        alternatives.setdefault(name, {})[reading.id] = (
+                            "paper", _with_results(exp, reading, [], results))
             continue
         recs = by_exp.get(name, [])
         records[name] = ("paper", _with_results(exp, exp.primary_reading, recs, results))
@@ -112,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = compare_readings(exps, records, alternatives)
     with open(figures / "comparison.csv", newline="") as f:
         committed = [rejudge_row(r) for r in csv.DictReader(f)
-                     if r["experiment"] in NEEDS_CURVES]
+                     if r["experiment"] in NEEDS_CURVES and r["experiment"] not in records]
     rows = merge(rows, committed, set(records))
     out = Path(args.out)
     write_comparison(rows, out)
