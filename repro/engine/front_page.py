@@ -201,6 +201,10 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
                 per_paper[g]["rows"].update(counts)
                 per_paper[g]["tables"][_kind(counts)] += 1
                 src = trs
+            elif not cl and coverage and not any(r.ok for r in scale_recs[1]):
+                verdict = "not run: none of its cells has a result"  # nothing drawn
+                per_paper[g]["figures"]["not run"] += 1
+                src = cl
             else:
                 verdict = claim_words(ccount, cwhy)
                 per_paper[g]["figures"][_claim_kind(ccount)] += 1
@@ -208,7 +212,9 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
             scales = sorted({str(r.get("scale", "")) for r in src if r.get("scale")})
             readings = sorted({READING_WORDS.get(str(r["reading"]), str(r["reading"]))
                                for r in src if r.get("reading")})
-            made = {str(r.get("made_by", "")) for r in src if r.get("verdict") != "not_run"}
+            # records of older code stand for the cells: said even where no claim was judged
+            made = {str(r.get("made_by", "")) for r in src
+                    if r.get("verdict") != "not_run" or stale}
             lines.append("| " + " | ".join(_cell(x) for x in (
                 _paper_short(g), _label(exp, name, table, len(items) > 1),
                 verdict + coverage, claim_text, ", ".join(scales) or "—",

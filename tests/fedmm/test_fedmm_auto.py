@@ -103,6 +103,7 @@ def test_cpu_switch_device_or_explicit_scale_plan_them_to_run(cpu_only, monkeypa
     calls.clear()
     # a machine with a GPU: left alone only while fedmm's device is the CPU, and says why
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake GPU 80GB")
     why = auto_elsewhere(exp, "auto", "reduced")
     assert ("not run on this CPU (its CUDA GPU needs FEDREPRO_FEDMM_DEVICE=cuda; "
             "FEDREPRO_FEDMM_CPU=1 runs it)") in why
@@ -110,6 +111,13 @@ def test_cpu_switch_device_or_explicit_scale_plan_them_to_run(cpu_only, monkeypa
     assert auto_elsewhere(exp, "auto", "reduced") == ""
     runner.run_experiments([exp], "auto", out=out / "gpu", progress=False)
     assert len(calls) == 27
+    # planned on that GPU: its model is in every key, so no CPU record is taken for them
+    gpu_keys = {c.key for c in plan(exp, "reduced")}
+    assert [k for _, k in calls] == [c.key for c in plan(exp, "reduced")]
+    assert {c.accelerator for c in plan(exp, "reduced")} == {"Fake GPU 80GB"}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_keys.isdisjoint(c.key for c in plan(exp, "reduced"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     # the hook speaks for reduced only, and only under auto
     monkeypatch.delenv(training.DEVICE_ENV)
     for requested, resolved in (("auto", "extended"), ("auto", "smoke"), ("reduced", "reduced")):
