@@ -158,14 +158,15 @@ def test_repro_list_says_auto_leaves_them_to_a_gpu(cpu_only, monkeypatch, capsys
     out, _ = cpu_only
     list_experiments(out)
     said = capsys.readouterr().out
-    block = said[said.index("fedmm.fig2 "):said.index("fedmm.table1 ")]
+    block = said[said.index("fedmm.dann_mu "):said.index("fedmm.table1 ")]
     flat = " ".join(block.split())
-    # the cost text (static) and this machine's line (the hook's reason, once for the three)
+    # the cost text (static) and this machine's line (the hook's reason, once for the four:
+    # the three figures and the DANN mu diagnostic, listed first)
     assert ("under SCALE=auto on a machine that would run them on its CPU (FEDREPRO_FEDMM_DEVICE "
             "unset) they are not run but recorded not_run in seconds") in flat
     assert flat.count("not run by --scale auto on this machine (reduced; recorded not_run, "
                       "nothing computed): " + REASON.removeprefix("needs an accelerator: ")) == 1
-    assert flat.count("not run by --scale auto on this machine: as fedmm.fig2") == 2
+    assert flat.count("not run by --scale auto on this machine: as fedmm.dann_mu") == 3
     monkeypatch.setenv(_where.CPU_ENV, "1")
     list_experiments(out)
     assert "not run by --scale auto on this machine" not in capsys.readouterr().out
