@@ -1,0 +1,200 @@
+"""Performance estimation (PEP) shared by the papers' rate checks: solving, rows, margins, table.
+
+A deterministic convex rate claim is written as a PEP with ``pepit``: the method as oracle
+calls on functions or operators of the class the theorem assumes, the claim's quantity as the
+performance metric, its normalisation as the initial condition. The PEP's value is the *tight*
+worst case over that class; a rate check reports three numbers of one quantity::
+
+    sampled (the package's run)  <=  tight (the PEP)  <=  paper (the theorem's bound)
+
+with two ratios: *analysis slack* (how loose the proof is against the exact worst case) and
+*instance easiness* (how far the sampled instance is from that worst case). For a per-round
+factor in (0, 1) both ratios are in rounds per decade (``log tight / log paper`` and
+``log sampled / log tight``); for a constant or an iteration count they are plain quotients.
+
+Solver: cvxpy with Clarabel (the project's solver), status ``optimal`` only (an inaccurate solve
+fails the check), the duality gap (PEPit's reconstruction of the dual bound minus the primal
+value) reported and held against :data:`GAP_BOUND`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import time
+from dataclasses import asdict, dataclass
+
+__all__ = ["GAP_BOUND", "SOLVER_SETTINGS", "PEPSolution", "RateRow", "not_applicable_lines",
+           "pep_table_lines", "solve_pep"]
+
+# Clarabel settings: the default iteration cap and regularisation stop some of these SDPs
+# (condition number L/sigma ~ 2e3) at "optimal_inaccurate"; these reach "optimal" on all of them
+SOLVER_SETTINGS = {"max_iter": 500, "static_regularization_constant": 1e-7}
+GAP_BOUND = 1e-6   # |dual bound - primal value| / max(1, |value|) accepted as solved
+
+
+@dataclass(frozen=True)
+class PEPSolution:
+    """One solved PEP: ``value`` is the dual bound (an upper bound on the worst case, the
+    number used), ``primal`` the primal value (a lower bound, attained by the Gram matrix),
+    ``gap = (value - primal) / max(1, |value|)``, ``status`` cvxpy's, ``gram`` the Gram size.
+    """
+
+    value: float
+    primal: float
+    gap: float
+    status: str
+    seconds: float
+    gram: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "optimal" and abs(self.gap) <= GAP_BOUND
+
+
+def solve_pep(problem) -> PEPSolution:
+    """Solve a ``PEPit.PEP`` with Clarabel; never raises on a bad status (the caller fails the
+    check on ``not solution.ok``), but a solver error becomes ``status = "solver_error"``.
+    """
+    import cvxpy as cp
+    from PEPit import Point
+
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):   # PEPit prints even at verbose=0
+            dual = problem.solve(verbose=0, solver=cp.CLARABEL, **SOLVER_SETTINGS)
+    except cp.error.SolverError:
+        return PEPSolution(math.nan, math.nan, math.inf, "solver_error",
+                           time.perf_counter() - start, Point.counter)
+    seconds = time.perf_counter() - start
+    prob = problem.wrapper.prob
+    primal = float(prob.value)
+    dual = float(dual)
+    return PEPSolution(dual, primal, (dual - primal) / max(1.0, abs(dual)), str(prob.status),
+                       seconds, int(problem.G_value.shape[0]))
+
+
+@dataclass(frozen=True)
+class RateRow:
+    """One quantity of one claim at one setting: ``sampled <= tight <= paper``.
+
+    ``kind``: ``"factor"`` (a per-round contraction in (0, 1): ratios in rounds per decade),
+    ``"constant"`` or ``"count"`` (plain quotients). ``tight_tol``: the relative accuracy the
+    tight value carries (the SDP's), granted to ``sampled <= tight``.
+    """
+
+    claim: str
+    setting: str
+    quantity: str
+    kind: str
+    sampled: float
+    tight: float
+    paper: float
+    tight_tol: float = 1e-6
+    sdp_seconds: float = 0.0
+
+    def _ratio(self, big: float, small: float) -> float:
+        if self.kind == "factor":
+            if not 0.0 < big < 1.0 or not 0.0 < small < 1.0:
+                return math.nan
+            return math.log(small) / math.log(big)
+        return big / small if small > 0 else math.inf
+
+    @property
+    def analysis_slack(self) -> float:
+        """paper / tight (rounds per decade for a factor: ``log tight / log paper``)."""
+        return self._ratio(self.paper, self.tight)
+
+    @property
+    def instance_easiness(self) -> float:
+        """tight / sampled (rounds per decade for a factor: ``log sampled / log tight``)."""
+        return self._ratio(self.tight, self.sampled)
+
+    @property
+    def margin_sampled(self) -> float:
+        """``>= 0`` iff ``sampled <= tight (1 + tight_tol)``, relative to ``tight``."""
+        return (self.tight * (1 + self.tight_tol) - self.sampled) / abs(self.tight)
+
+    @property
+    def margin_paper(self) -> float:
+        """``>= 0`` iff ``tight <= paper``, relative to ``paper``."""
+        return (self.paper - self.tight) / abs(self.paper)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "analysis_slack": self.analysis_slack,
+                "instance_easiness": self.instance_easiness,
+                "margin_sampled": self.margin_sampled, "margin_paper": self.margin_paper}
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, str):
+        return v
+    if abs(v) >= 1e5 or abs(v) < 1e-3:
+        return f"{v:.4g}"
+    return f"{v:.6g}" if abs(v) < 10 else f"{v:.5g}"
+
+
+PEP_HEADER = ["check", "claim", "setting", "quantity", "sampled", "tight", "paper",
+              "analysis slack", "instance easiness", "SDP s"]
+
+
+def pep_rows(results) -> list[list[str]]:
+    """The table rows of every result whose ``details["pep_rows"]`` holds :class:`RateRow`
+    dictionaries (as written to theory.json).
+    """
+    out = []
+    for r in results:
+        for row in (r.details or {}).get("pep_rows", []):
+            out.append([r.name, row["claim"], row["setting"], row["quantity"],
+                        _fmt(float(row["sampled"])), _fmt(float(row["tight"])),
+                        _fmt(float(row["paper"])), _fmt(float(row["analysis_slack"])),
+                        _fmt(float(row["instance_easiness"])),
+                        f"{float(row['sdp_seconds']):.2f}"])
+    return out
+
+
+def pep_table_lines(results) -> list[str]:
+    """The "Performance estimation" section of theory.md (empty when no check has rows)."""
+    rows = pep_rows(results)
+    if not rows:
+        return []
+    out = ["## Performance estimation: sampled <= tight <= paper", "",
+           "Each row is one quantity of a rate claim: *sampled* is the worst the package's run "
+           "did on the check's instance, *tight* the exact worst case over the class the "
+           "theorem assumes (a semidefinite program, solved with Clarabel), *paper* the "
+           "theorem's bound. analysis slack = paper / tight, instance easiness = tight / "
+           "sampled; for a per-round factor both are in rounds per decade (log ratio). "
+           "Classes, inexactness models and measures: docs/theory-pep.md.", "",
+           "| " + " | ".join(PEP_HEADER) + " |", "|" + "|".join("---" for _ in PEP_HEADER) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out + [""] + not_applicable_lines() + [""]
+
+
+# Named claims of the other papers where no PEP is computed, and why (theory.md says so).
+NOT_APPLICABLE = {
+    "fairvfl Theorems 1-2 (convergence of the fair VFL minimax method)":
+        "nonconvex-concave minimax: no convex function class with a finite interpolation "
+        "description whose worst case the theorem's stationarity measure bounds",
+    "fairvfl Lemma 1 (primal progress of the block updates)":
+        "a descent inequality per round, not a rate: its constant multiplies the round's own "
+        "step lengths, and the stale reads of the other blocks are a structure PEPit's block "
+        "partitions describe only for convex block-smooth classes, not the nonconvex L-smooth "
+        "objective the lemma assumes",
+    "relfair convergence of the reweighted fair objective":
+        "variable weights: the objective changes every round with weights computed from the "
+        "iterate, so no fixed function class holds the method's oracle calls",
+    "fedmm Theorem 1 and Lemmas 3-8 (federated minimax with local steps)":
+        "stochastic local steps: the claims bound expectations over sampled gradients; a PEP "
+        "is a worst case over deterministic oracles (and the objectives are nonconvex)",
+    "constrfl Lemma 4.1 / B.2 (local Lipschitz constants)":
+        "not a rate: an existence statement about the constants the rate claims then use",
+}
+
+
+def not_applicable_lines() -> list[str]:
+    out = ["### Where no PEP is computed", ""]
+    out += [f"- {claim}: {why}." for claim, why in NOT_APPLICABLE.items()]
+    return out
