@@ -99,11 +99,20 @@ def minimise(parties: list[Party], start: np.ndarray, tol: float = 1e-13,
             return w, res
         step = np.linalg.solve(sum(p.hess(w) for p in parties), g)
         f0, t = sum(p.value(w) for p in parties), 1.0
-        while t > 1e-12 and sum(p.value(w - t * step) for p in parties) > f0 - 1e-4 * t * (g @ step):
+
+        def accept(t):
+            # Armijo on the value, or (near the minimiser, where the value's decrease is below
+            # its float resolution) a smaller gradient
+            v = w - t * step
+            if sum(p.value(v) for p in parties) <= f0 - 1e-4 * t * (g @ step):
+                return True
+            return float(np.max(np.abs(sum(p.grad(v) for p in parties)))) < 0.5 * res
+
+        while t > 1e-12 and not accept(t):
             t *= 0.5
-        w = w - t * step
-        if t <= 1e-12:   # no decrease left at float precision: accept if nearly stationary
+        if t <= 1e-12:
             break
+        w = w - t * step
     g = sum(p.grad(w) for p in parties)
     res = float(np.max(np.abs(g)))
     if res > 1e3 * tol:

@@ -29,7 +29,7 @@ from repro.constrfl.problem import Problem
 from theory.constrfl.pep_reference import Party, kkt_pair, minimise, parties_of
 
 __all__ = ["Subproblem", "admm_subproblem", "build_admm", "in_class_margin", "potentials",
-           "quadratic_problem", "replay_rounds", "run_admm"]
+           "quadratic_problem", "replay_rounds", "run_admm", "run_until"]
 
 
 @dataclass
@@ -103,7 +103,8 @@ def build_admm(sub: Subproblem, rho: float, w0: np.ndarray, rounds: int, q: floa
 
     ``tau=None``: exact inner solves (tolerance ``1e-300 q^t`` floored at 1e-13, float
     precision) and no stop. Otherwise the paper's algorithm with inputs ``(tau, q, rho)``: inner
-    tolerance ``q^t``, stop test (23) with its printed server term ``eps_{t+1}``.
+    tolerance ``q^t`` (floored at 1e-13, which no solver beats in float64), stop test (23) with
+    its printed server term ``eps_{t+1}``.
     """
     if tau is None:
         ref = ReferenceFlags(solver_tol_factor=1e-300)
@@ -111,7 +112,7 @@ def build_admm(sub: Subproblem, rho: float, w0: np.ndarray, rounds: int, q: floa
                            reference=ref)
         tau = 1e-300
     else:
-        cfg = ProxALConfig(beta=sub.beta, rho=rho, q=q, t_max=rounds,
+        cfg = ProxALConfig(beta=sub.beta, rho=rho, q=q, t_max=rounds, solver_tol_floor=1e-13,
                            reference=ReferenceFlags(stop_server_term="bound"))
     sm = Merit(sub.problem.server, sub.mu0[None], sub.center, sub.beta, sub.sigma)
     cm = Merit(sub.problem.clients[0], sub.mus, sub.center, sub.beta, sub.sigma)
@@ -125,6 +126,22 @@ def run_admm(sub: Subproblem, rho: float, w0: np.ndarray, rounds: int, q: float 
     """:func:`build_admm`, then run (every round kept in ``history``)."""
     admm = build_admm(sub, rho, w0, rounds, q, tau)
     admm.run()
+    return admm
+
+
+def run_until(sub: Subproblem, rho: float, w0: np.ndarray, floor: float,
+              cap: int) -> InexactADMM:
+    """The package's exact Algorithm 2 from ``w0``, round by round, until ``S_t < floor S_0``
+    (float precision has nothing left to measure below) or ``cap`` rounds."""
+    admm = build_admm(sub, rho, w0, cap)
+    S0 = potentials(sub, admm, rho, w0)[0]
+    while admm.t < cap:
+        admm.step()
+        h = admm.history[-1]
+        S = (rho / 2 * np.sum((sub.w_star - h["U"][0]) ** 2)
+             + np.sum((sub.lam_star - h["Lam"][0]) ** 2) / (2 * rho))
+        if S < floor * S0:
+            break
     return admm
 
 
@@ -156,7 +173,10 @@ def _interp_gap(p: Party, xs: list[np.ndarray], sigma: float, L: float) -> float
                    + (dg @ dg / L + sigma * dx @ dx - 2 * sigma / L * dg @ dx)
                    / (2 * (1 - sigma / L)))
             scale = L * dx @ dx + dg @ dg / L + 1e-300
-            worst = min(worst, (fs[i] - rhs) / scale)
+            # the values' own float round-off (a few ulps of |f|) is granted: late rounds'
+            # points differ by 1e-6, where it is the largest term
+            ulps = 1e-15 * (abs(fs[i]) + abs(fs[j]) + abs(gs[j] @ dx))
+            worst = min(worst, (fs[i] - rhs + ulps) / scale)
     return float(worst)
 
 

@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass
 
 __all__ = ["GAP_BOUND", "SOLVER_SETTINGS", "PEPSolution", "RateRow", "not_applicable_lines",
-           "pep_table_lines", "solve_pep"]
+           "pep_rows", "pep_table_lines", "pep_text_table", "solve_pep"]
 
 # Clarabel settings: the default iteration cap and regularisation stop some of these SDPs
 # (condition number L/sigma ~ 2e3) at "optimal_inaccurate"; these reach "optimal" on all of them
@@ -127,11 +127,13 @@ class RateRow:
                 "margin_sampled": self.margin_sampled, "margin_paper": self.margin_paper}
 
 
-def _fmt(v) -> str:
+def _fmt(v, kind: str = "") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     if isinstance(v, str):
         return v
+    if kind == "factor" and 0.999 < v < 1.0:   # 0.9999997 is not 1: show its distance to 1
+        return f"1 - {1.0 - v:.3g}"
     if abs(v) >= 1e5 or abs(v) < 1e-3:
         return f"{v:.4g}"
     return f"{v:.6g}" if abs(v) < 10 else f"{v:.5g}"
@@ -149,11 +151,24 @@ def pep_rows(results) -> list[list[str]]:
     for r in results:
         for row in (r.details or {}).get("pep_rows", []):
             out.append([r.name, row["claim"], row["setting"], row["quantity"],
-                        _fmt(float(row["sampled"])), _fmt(float(row["tight"])),
-                        _fmt(float(row["paper"])), _fmt(float(row["analysis_slack"])),
+                        _fmt(float(row["sampled"]), row["kind"]),
+                        _fmt(float(row["tight"]), row["kind"]),
+                        _fmt(float(row["paper"]), row["kind"]), _fmt(float(row["analysis_slack"])),
                         _fmt(float(row["instance_easiness"])),
                         f"{float(row['sdp_seconds']):.2f}"])
     return out
+
+
+def pep_text_table(results) -> str:
+    """The PEP rows as a fixed-width table for the terminal ("" when there are none)."""
+    rows = pep_rows(results)
+    if not rows:
+        return ""
+    rows = [PEP_HEADER[1:], *[r[1:] for r in rows]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "performance estimation (sampled <= tight <= paper):\n" + "\n".join(lines)
 
 
 def pep_table_lines(results) -> list[str]:
