@@ -109,7 +109,7 @@ def quadratic_map(H0: np.ndarray, Hs: list[np.ndarray], rho: float):
     # dw = A0 sum_i (rho du_i + dlambda_i) = A0 sum_i (rho I - H_i) du_i
     B = np.hstack([A0 @ (rho * eye - H) for H in Hs])
     rows = []
-    for H, Ainv in zip(Hs, Ai, strict=True):
+    for Ainv in Ai:
         row = rho * Ainv @ B
         blocks = [row[:, j * d:(j + 1) * d] for j in range(n)]
         rows.append(blocks)
@@ -123,10 +123,13 @@ def quadratic_map(H0: np.ndarray, Hs: list[np.ndarray], rho: float):
 def quadratic_worst_state(H0, Hs, rho: float, metric: str = "potential"):
     """``(value, du)``: the worst one-round value of ``metric`` over states with ``S_t = 1`` on
     one quadratic instance (the largest generalized eigenvalue of ``(MᵀDM, D)`` for the
-    potential, of ``(BᵀB, D)`` for ``"w"``) and the state ``du`` that attains it.
+    potential, of ``(BᵀB, D)`` for ``"w"``, of ``(M_1ᵀM_1, D)`` for ``"u"`` with ``M_1`` the
+    first client's rows) and the state ``du`` that attains it.
     """
     M, B, D = quadratic_map(np.atleast_2d(H0), [np.atleast_2d(H) for H in Hs], rho)
-    top = M.T @ D @ M if metric == "potential" else B.T @ B
+    d = np.atleast_2d(H0).shape[0]
+    top = {"potential": lambda: M.T @ D @ M, "w": lambda: B.T @ B,
+           "u": lambda: M[:d].T @ M[:d]}[metric]()
     vals, vecs = scipy.linalg.eigh(top, D)
     return float(vals[-1]), vecs[:, -1]
 

@@ -26,12 +26,22 @@ from functools import lru_cache
 
 import numpy as np
 
-from theory.constrfl.pep_admm import admm_pep, quadratic_ratio, quadratic_worst, \
-    quadratic_worst_state
+from theory.constrfl.pep_admm import (
+    admm_pep,
+    quadratic_ratio,
+    quadratic_worst,
+    quadratic_worst_state,
+)
 from theory.constrfl.pep_reference import lipschitz_on_ball
-from theory.constrfl.pep_runs import admm_subproblem, in_class_margin, potentials, \
-    quadratic_problem, replay_rounds, run_until
-from theory.core.pep import GAP_BOUND, RateRow
+from theory.constrfl.pep_runs import (
+    admm_subproblem,
+    in_class_margin,
+    potentials,
+    quadratic_problem,
+    replay,
+    run_until,
+)
+from theory.core.pep import GAP_BOUND, RateRow, status_counts
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -73,20 +83,27 @@ def inner_runs(seed: int, size: str) -> dict:
     return out
 
 
-def replay_margin(sub_h: np.ndarray, rho: float, tight: float, rng, rounds: int = 5):
-    """The replay criterion: the worst state of the worst quadratic ``h`` run through the
-    package's rounds; ``(margin, ratios)`` with margin ``1 - max_t |ratio_t - tight| /
-    (REPLAY_TOL (1 - tight))``.
+def replay_margin(sub_h: np.ndarray, rho: float, tight: float, rng, rounds: int = 5,
+                  metric: str = "potential"):
+    """The replay criterion: the worst state of the worst quadratic ``h`` for ``metric`` run
+    through the package's rounds; ``(margin, values)``. Potential: every round's
+    ``S_{t+1}/S_t``, margin ``1 - max_t |ratio_t - tight| / (REPLAY_TOL (1 - tight))``;
+    ``"w"`` / ``"u"``: the first round's ``||v^1 - w~*||^2 / S_0``, margin
+    ``1 - |value - tight| / (REPLAY_TOL tight)``.
     """
     inst = quadratic_problem(sub_h, rng, beta=2.0)
-    _, du = quadratic_worst_state(sub_h[0], list(sub_h[1:]), rho)
-    ratios = replay_rounds(inst, rho, du, rounds)
-    err = float(np.max(np.abs(ratios - tight)))
-    return 1.0 - err / (REPLAY_TOL * (1.0 - tight)), ratios
+    _, du = quadratic_worst_state(sub_h[0], list(sub_h[1:]), rho, metric)
+    out = replay(inst, rho, du, rounds if metric == "potential" else 1)
+    if metric == "potential":
+        values = out["S"][1:] / out["S"][:-1]
+        err = float(np.max(np.abs(values - tight)))
+        return 1.0 - err / (REPLAY_TOL * (1.0 - tight)), values
+    values = out[metric][:1] / out["S"][0]
+    return 1.0 - float(abs(values[0] - tight)) / (REPLAY_TOL * tight), values
 
 
 def _random_members(n, sigma, L, rho, rng, count: int) -> float:
-    """max one-round factor over random quadratics of F_{sigma, L} (d = 1 and 2)."""
+    """Max one-round factor over random quadratics of F_{sigma, L} (d = 1 and 2)."""
     best = 0.0
     for k in range(count):
         d = 1 + k % 2
@@ -120,8 +137,7 @@ def check_b3(seed: int, size: str) -> CheckResult:
     sub = data["sub"]
     n, sigma = sub.n, sub.sigma
     rng = np.random.default_rng([seed, 1])
-    rows, info, m = [], {}, {}
-    sdp_ok = True
+    rows, info, m, solves = [], {}, {}, []
     for rho in RHOS:
         run = data["runs"][rho]
         S, ok, L = run["S"], run["ok"], run["L"]
@@ -133,7 +149,7 @@ def check_b3(seed: int, size: str) -> CheckResult:
                       sampled, sol.value, 1.0 / (1.0 + r), tight_tol=GAP_BOUND,
                       sdp_seconds=sol.seconds)
         rows.append(row)
-        sdp_ok &= sol.ok and generic.ok
+        solves += [sol, generic]
         q_val, h = quadratic_worst(n, sigma, L, rho)
         rep, ratios = replay_margin(h, rho, sol.value, rng)
         members = _random_members(n, sigma, L, rho, rng, 200 if size == "default" else 60)
@@ -152,7 +168,7 @@ def check_b3(seed: int, size: str) -> CheckResult:
     one = admm_pep(n, sigma, L, rho)
     two = admm_pep(n, sigma, L, rho, steps=2)
     line1 = admm_pep(n, sigma, L, rho, steps=2, start="consensus")
-    sdp_ok &= one.ok and two.ok and line1.ok
+    solves += [one, two, line1]
     multi = 1.0 - abs(two.value - one.value ** 2) / (MULTI_TOL * one.value ** 2)
     margins = {f"rho={k}": v for k, v in m.items()}
     worst = min(min(v.values()) for v in m.values())
@@ -168,9 +184,10 @@ def check_b3(seed: int, size: str) -> CheckResult:
               "two rounds' worst case = factor^2",
         paper="003 constrfl", equation="Lemma B.3 (63)-(65), Theorem 4.2",
         instances=len(RHOS), worst_margin=float(worst),
-        ground_truth={"solver": "CLARABEL via cvxpy (PEPit)", "kkt_status": data["kkt_status"],
-                      "statuses": {"pep_optimal": bool(sdp_ok)}},
-        passed=bool(worst >= 0 and sdp_ok and data["kkt_status"] == "optimal"),
+        ground_truth={"solver": "CLARABEL via cvxpy (PEPit)",
+                      "statuses": status_counts(solves, [data["kkt_status"]])},
+        passed=bool(worst >= 0 and all(sol.ok for sol in solves)
+                    and data["kkt_status"] == "optimal"),
         measured=close.sampled, bound=close.paper, exact=close.tight,
         looseness=close.analysis_slack, nontrivial=1.0,
         closest={"setting": close.setting, "sampled": close.sampled, "tight": close.tight,
@@ -193,7 +210,8 @@ def check_42(seed: int, size: str) -> CheckResult:
     data = inner_runs(seed, size)
     sub = data["sub"]
     n, sigma = sub.n, sub.sigma
-    rows, margins, sdp_ok = [], {}, True
+    rng = np.random.default_rng([seed, 42])
+    rows, margins, solves, info = [], {}, [], {}
     for rho in RHOS:
         run = data["runs"][rho]
         S, ok, L = run["S"], run["ok"], run["L"]
@@ -201,14 +219,25 @@ def check_42(seed: int, size: str) -> CheckResult:
         sampled = max(max(float(np.sum((hist[t]["w"] - sub.w_star) ** 2)),
                           float(np.max(np.sum((hist[t]["U"][0] - sub.w_star) ** 2, axis=1))))
                       / S[t] for t in ok)
-        sw, su = admm_pep(n, sigma, L, rho, "w"), admm_pep(n, sigma, L, rho, "u")
-        sdp_ok &= sw.ok and su.ok
+        sols = {v: admm_pep(n, sigma, L, rho, v) for v in ("w", "u")}
+        solves += list(sols.values())
         row = RateRow("Lemma 4.2 / (58)", f"rho={rho:g}, L={L:.4g}", "||v - w~*||^2 / S_t",
-                      "constant", sampled, max(sw.value, su.value), 2.0 / sigma,
-                      tight_tol=GAP_BOUND, sdp_seconds=sw.seconds + su.seconds)
+                      "constant", sampled, max(sol.value for sol in sols.values()),
+                      2.0 / sigma, tight_tol=GAP_BOUND,
+                      sdp_seconds=sum(sol.seconds for sol in sols.values()))
         rows.append(row)
         margins[f"rho={rho}"] = {"sampled<=tight": row.margin_sampled,
                                  "tight<=paper": row.margin_paper, "in_class": run["in_class"]}
+        # the server's metric: 1-D quadratics attain it; their worst state, replayed through
+        # the package's round, gives it. The client's: its worst case is not a quadratic
+        # (quadratics of d <= 3 reach about 57 % of it), so it is reported, not replayed.
+        q_w, h_w = quadratic_worst(n, sigma, L, rho, "w")
+        rep, _ = replay_margin(h_w, rho, sols["w"].value, rng, metric="w")
+        margins[f"rho={rho}"]["replay_w"] = rep
+        margins[f"rho={rho}"]["quadratic_meets_tight_w"] = \
+            1.0 - abs(sols["w"].value - q_w) / (1e-6 * sols["w"].value)
+        info[f"rho={rho}"] = {"tight_w": sols["w"].value, "tight_u": sols["u"].value,
+                              "best_1d_quadratic_u": quadratic_worst(n, sigma, L, rho, "u")[0]}
     worst = min(min(v.values()) for v in margins.values())
     close = min(rows, key=lambda r: r.instance_easiness)
     findings = [t for row, rho in zip(rows, RHOS, strict=True)
@@ -220,10 +249,12 @@ def check_42(seed: int, size: str) -> CheckResult:
         paper="003 constrfl", equation="Lemma 4.2 (29), (58)", instances=len(RHOS),
         worst_margin=float(worst),
         ground_truth={"solver": "CLARABEL via cvxpy (PEPit)",
-                      "statuses": {"pep_optimal": bool(sdp_ok)}},
-        passed=bool(worst >= 0 and sdp_ok), measured=close.sampled, bound=close.paper,
+                      "statuses": status_counts(solves)},
+        passed=bool(worst >= 0 and all(sol.ok for sol in solves)), measured=close.sampled,
+        bound=close.paper,
         exact=close.tight, looseness=close.analysis_slack, nontrivial=1.0,
         closest={"setting": close.setting, "sampled": close.sampled, "tight": close.tight,
                  "paper": close.paper},
         finding="; ".join(findings) or None,
-        details={"pep_rows": [r.as_dict() for r in rows], "criteria_margins": margins})
+        details={"pep_rows": [r.as_dict() for r in rows], "criteria_margins": margins,
+                 "per_rho": info, "tolerances": {"replay": REPLAY_TOL, "gap": GAP_BOUND}})

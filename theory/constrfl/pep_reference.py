@@ -86,9 +86,19 @@ def parties_of(problem, mu0, mus, center, beta: float, prox: float) -> list[Part
             + _block_parties(clients, mus, center, beta, prox))
 
 
+def _accepted(parties, w, step, t, f0, slope, res) -> bool:
+    """Armijo on the value, or (near the minimiser, where the value's decrease is below its
+    float resolution) a gradient at most half as large.
+    """
+    v = w - t * step
+    if sum(p.value(v) for p in parties) <= f0 - 1e-4 * t * slope:
+        return True
+    return float(np.max(np.abs(sum(p.grad(v) for p in parties)))) < 0.5 * res
+
+
 def minimise(parties: list[Party], start: np.ndarray, tol: float = 1e-13,
              max_iter: int = 200) -> tuple[np.ndarray, float]:
-    """argmin of ``sum_i P_i`` by damped Newton (Armijo backtracking); ``(w, ||grad||_inf)``.
+    """The argmin of ``sum_i P_i`` by damped Newton (backtracking): ``(w, ||grad||_inf)``.
     Raises ``RuntimeError`` when the tolerance is not reached.
     """
     w = np.array(start, dtype=float)
@@ -99,16 +109,7 @@ def minimise(parties: list[Party], start: np.ndarray, tol: float = 1e-13,
             return w, res
         step = np.linalg.solve(sum(p.hess(w) for p in parties), g)
         f0, t = sum(p.value(w) for p in parties), 1.0
-
-        def accept(t):
-            # Armijo on the value, or (near the minimiser, where the value's decrease is below
-            # its float resolution) a smaller gradient
-            v = w - t * step
-            if sum(p.value(v) for p in parties) <= f0 - 1e-4 * t * (g @ step):
-                return True
-            return float(np.max(np.abs(sum(p.grad(v) for p in parties)))) < 0.5 * res
-
-        while t > 1e-12 and not accept(t):
+        while t > 1e-12 and not _accepted(parties, w, step, t, f0, g @ step, res):
             t *= 0.5
         if t <= 1e-12:
             break

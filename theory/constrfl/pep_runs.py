@@ -29,7 +29,7 @@ from repro.constrfl.problem import Problem
 from theory.constrfl.pep_reference import Party, kkt_pair, minimise, parties_of
 
 __all__ = ["Subproblem", "admm_subproblem", "build_admm", "in_class_margin", "potentials",
-           "quadratic_problem", "replay_rounds", "run_admm", "run_until"]
+           "quadratic_problem", "replay", "run_admm", "run_until"]
 
 
 @dataclass
@@ -132,7 +132,8 @@ def run_admm(sub: Subproblem, rho: float, w0: np.ndarray, rounds: int, q: float 
 def run_until(sub: Subproblem, rho: float, w0: np.ndarray, floor: float,
               cap: int) -> InexactADMM:
     """The package's exact Algorithm 2 from ``w0``, round by round, until ``S_t < floor S_0``
-    (float precision has nothing left to measure below) or ``cap`` rounds."""
+    (float precision has nothing left to measure below) or ``cap`` rounds.
+    """
     admm = build_admm(sub, rho, w0, cap)
     S0 = potentials(sub, admm, rho, w0)[0]
     while admm.t < cap:
@@ -158,9 +159,10 @@ INTERP_TOL = 1e-9   # relative slack granted to the interpolation conditions (fl
 
 
 def _interp_gap(p: Party, xs: list[np.ndarray], sigma: float, L: float) -> float:
-    """min over ordered pairs of the F_{sigma,L} interpolation inequality's slack, relative to
+    """Min over ordered pairs of the F_{sigma,L} interpolation inequality's slack, relative to
     the pair's scale (>= 0: interpolable by a function of the class; a party whose curvature
-    is exactly sigma or L along a segment meets it with equality)."""
+    is exactly sigma or L along a segment meets it with equality).
+    """
     fs = [p.value(x) for x in xs]
     gs = [p.grad(x) for x in xs]
     worst = np.inf
@@ -198,10 +200,11 @@ def in_class_margin(sub: Subproblem, admm: InexactADMM, w0: np.ndarray, L: float
     return min(1.0, 1.0 + worst / INTERP_TOL)
 
 
-def replay_rounds(sub: Subproblem, rho: float, du: np.ndarray, rounds: int) -> np.ndarray:
-    """``S_{t+1}/S_t`` of the package's Algorithm 2 (exact solves) started from the state
-    ``u_i = w~* + du_i``, ``lambda_i = -grad P_i(u_i)`` (a state of the one-round PEP's class:
-    the worst direction of a quadratic instance), for ``rounds`` rounds.
+def replay(sub: Subproblem, rho: float, du: np.ndarray, rounds: int) -> dict:
+    """The package's Algorithm 2 (exact solves) started from the state ``u_i = w~* + du_i``,
+    ``lambda_i = -grad P_i(u_i)`` (a state of the one-round PEP's class: the worst direction of
+    a quadratic instance), for ``rounds`` rounds: ``S`` (t = 0..rounds) and the server's
+    ``||w^{t+1} - w~*||^2`` and client 1's ``||u_1^{t+1} - w~*||^2``.
 
     The package's line 1 starts every client at the same point; the worst direction (clients
     that disagree while the server does not move) is not reached from there on an instance
@@ -219,5 +222,6 @@ def replay_rounds(sub: Subproblem, rho: float, du: np.ndarray, rounds: int) -> n
     for h in admm.history:
         S.append(rho / 2 * np.sum((sub.w_star - h["U"][0]) ** 2)
                  + np.sum((sub.lam_star - h["Lam"][0]) ** 2) / (2 * rho))
-    S = np.array(S)
-    return S[1:] / S[:-1]
+    return {"S": np.array(S),
+            "w": np.array([np.sum((h["w"] - sub.w_star) ** 2) for h in admm.history]),
+            "u": np.array([np.sum((h["U"][0][0] - sub.w_star) ** 2) for h in admm.history])}

@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass
 
 __all__ = ["GAP_BOUND", "SOLVER_SETTINGS", "PEPSolution", "RateRow", "not_applicable_lines",
-           "pep_rows", "pep_table_lines", "pep_text_table", "solve_pep"]
+           "pep_rows", "pep_table_lines", "pep_text_table", "solve_pep", "status_counts"]
 
 # Clarabel settings: the default iteration cap and regularisation stop some of these SDPs
 # (condition number L/sigma ~ 2e3) at "optimal_inaccurate"; these reach "optimal" on all of them
@@ -69,10 +69,26 @@ def solve_pep(problem) -> PEPSolution:
                            time.perf_counter() - start, Point.counter)
     seconds = time.perf_counter() - start
     prob = problem.wrapper.prob
+    if dual is None or prob.value is None:   # unbounded or infeasible: no worst case
+        return PEPSolution(math.nan, math.nan, math.inf, str(prob.status), seconds,
+                           Point.counter)
     primal = float(prob.value)
     dual = float(dual)
     return PEPSolution(dual, primal, (dual - primal) / max(1.0, abs(dual)), str(prob.status),
                        seconds, int(problem.G_value.shape[0]))
+
+
+def status_counts(solutions, others=()) -> dict[str, int]:
+    """``{status: count}`` over PEP solutions (a solve whose duality gap exceeds
+    :data:`GAP_BOUND` counts as ``"gap_exceeded"``) and other solver statuses.
+    """
+    out: dict[str, int] = {}
+    for s in solutions:
+        key = s.status if s.status != "optimal" or s.ok else "gap_exceeded"
+        out[key] = out.get(key, 0) + 1
+    for st in others:
+        out[st] = out.get(st, 0) + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,12 +119,12 @@ class RateRow:
 
     @property
     def analysis_slack(self) -> float:
-        """paper / tight (rounds per decade for a factor: ``log tight / log paper``)."""
+        """Paper / tight (rounds per decade for a factor: ``log tight / log paper``)."""
         return self._ratio(self.paper, self.tight)
 
     @property
     def instance_easiness(self) -> float:
-        """tight / sampled (rounds per decade for a factor: ``log sampled / log tight``)."""
+        """Tight / sampled (rounds per decade for a factor: ``log sampled / log tight``)."""
         return self._ratio(self.tight, self.sampled)
 
     @property
