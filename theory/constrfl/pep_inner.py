@@ -12,7 +12,7 @@ and the run's points are measured to lie in ``F_{sigma, L}`` (interpolation cond
   (:func:`theory.constrfl.pep_admm.admm_pep`), paper = ``1/(1+r)``. Also: the worst 1-D
   quadratic of the class meets the PEP (a lower bound, to ``1e-6``); its worst state, replayed
   through the package's own rounds, gives the tight factor to ``REPLAY_TOL (1 - tight)`` (the
-  criterion that fails on a wrong package round); 400 random quadratics (d = 1, 2) of the class
+  criterion that fails on a wrong package round); random quadratics (d = 1, 2) of the class
   stay below the tight value; once (rho = 3) the two-round worst case is the square of the
   one-round factor (the one-round factor is the per-round rate).
 * ``constrfl.pep_lemma42_radius`` — Lemma 4.2 / (58) with exact solves:
