@@ -90,7 +90,8 @@ def _rows_74(seed: int, size: str, statuses: list) -> list[RateRow]:
                             float(admm.t if admm.certificate <= TAU74 else math.inf),
                             rounds_74(TAU74, n, b, max(Q74, sol.value)),
                             rounds_74(TAU74, n, b, _paper_qr(Q74, rho, sigma, L)),
-                            tight_tol=0.0, sdp_seconds=sol.seconds))
+                            tight_tol=0.0, sdp_seconds=sol.seconds,
+                            sdp_gap=abs(sol.gap)))
     return rows
 
 
@@ -161,7 +162,8 @@ def _outer_calls(problem, w0, eps: float, rng, statuses: list) -> dict:
         statuses.append(c)
         tight, paper = max(Q, c.value), _paper_qr(Q, RHO, sigma, L)
         calls.append({"rounds": alg.state.admm_rounds[-1], "b": b, "tight_factor": tight,
-                      "paper_factor": paper, "L": L,
+                      "paper_factor": paper, "L": L, "sdp_gap": abs(c.gap),
+                      "sdp_seconds": c.seconds,
                       "T_tight": rounds_74(tau(S_BAR, k), n, b, tight),
                       "T_paper": rounds_74(tau(S_BAR, k), n, b, paper)})
     return {"calls": calls, "W": np.array(W), "M": np.array(M), "K": alg.state.k,
@@ -180,7 +182,10 @@ def _outer_rows(seed: int, size: str, statuses: list,
     g = rng.standard_normal(d)
     w0 = g / np.linalg.norm(g)
     r0 = float(np.linalg.norm(np.concatenate([w0 - w_star] + [m.ravel() for m in mu_star])))
+    n_before = len(statuses)
     c_tight = _a3_constant(r0, d, statuses)
+    a3_seconds = sum(sol.seconds for sol in statuses[n_before:])
+    a3_gap = max(abs(sol.gap) for sol in statuses[n_before:])
     run = _outer_calls(problem, w0, min(EPS[size]), rng, statuses)
     calls = run["calls"]
     rows, extra = [], {"a3_tight_constant": c_tight, "r0": r0,
@@ -196,7 +201,8 @@ def _outer_rows(seed: int, size: str, statuses: list,
         j = int(np.argmax([c["rounds"] / c["T_tight"] for c in part]))
         rows.append(RateRow("(83) rounds of call k", f"eps={eps:g}, k={j}", "rounds to (23)",
                             "count", float(part[j]["rounds"]), part[j]["T_tight"],
-                            part[j]["T_paper"], tight_tol=0.0))
+                            part[j]["T_paper"], tight_tol=0.0,
+                            sdp_seconds=part[j]["sdp_seconds"], sdp_gap=part[j]["sdp_gap"]))
         bmax = max(c["b"] for c in part)
 
         def rhs84(factor, K=K, bmax=bmax):
@@ -206,7 +212,8 @@ def _outer_rows(seed: int, size: str, statuses: list,
         rows.append(RateRow("(84) total rounds", f"eps={eps:g}, K={K}", "sum_k rounds",
                             "count", float(sum(c["rounds"] for c in part)),
                             rhs84(max(c["tight_factor"] for c in part)),
-                            rhs84(max(c["paper_factor"] for c in part)), tight_tol=0.0))
+                            rhs84(max(c["paper_factor"] for c in part)), tight_tol=0.0,
+                            sdp_gap=max(c["sdp_gap"] for c in part)))
 
         def count48(const, eps=eps):
             k_eps = (S_BAR + const * (r0 + 4 * math.sqrt(d) * S_BAR * BETA) / BETA) ** 2
@@ -214,7 +221,7 @@ def _outer_rows(seed: int, size: str, statuses: list,
 
         rows.append(RateRow("(48) outer iterations", f"eps={eps:g}", "K to (11)", "count",
                             float(K), count48(c_tight), count48(math.sqrt(2.0)),
-                            tight_tol=0.0))
+                            tight_tol=0.0, sdp_seconds=a3_seconds, sdp_gap=a3_gap))
     extra["calls"] = calls
     return rows, extra
 

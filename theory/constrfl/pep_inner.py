@@ -147,7 +147,7 @@ def check_b3(seed: int, size: str) -> CheckResult:
         r = sigma * rho / (rho ** 2 + 2 * L ** 2)
         row = RateRow("Lemma B.3 (64)-(65)", f"rho={rho:g}, L={L:.4g}", "S_{t+1}/S_t", "factor",
                       sampled, sol.value, 1.0 / (1.0 + r), tight_tol=GAP_BOUND,
-                      sdp_seconds=sol.seconds)
+                      sdp_seconds=sol.seconds, sdp_gap=abs(sol.gap))
         rows.append(row)
         solves += [sol, generic]
         q_val, h = quadratic_worst(n, sigma, L, rho)
@@ -224,7 +224,8 @@ def check_42(seed: int, size: str) -> CheckResult:
         row = RateRow("Lemma 4.2 / (58)", f"rho={rho:g}, L={L:.4g}", "||v - w~*||^2 / S_t",
                       "constant", sampled, max(sol.value for sol in sols.values()),
                       2.0 / sigma, tight_tol=GAP_BOUND,
-                      sdp_seconds=sum(sol.seconds for sol in sols.values()))
+                      sdp_seconds=sum(sol.seconds for sol in sols.values()),
+                      sdp_gap=max(abs(sol.gap) for sol in sols.values()))
         rows.append(row)
         margins[f"rho={rho}"] = {"sampled<=tight": row.margin_sampled,
                                  "tight<=paper": row.margin_paper, "in_class": run["in_class"]}

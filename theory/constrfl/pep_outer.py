@@ -100,7 +100,8 @@ def check_a2(seed: int, size: str) -> CheckResult:
     sol = firm_pep(BETA)
     row = RateRow("Lemma A.2 (42)", f"beta={BETA:g}, {len(J)} outer iterations",
                   "(||z-Jz||^2 + ||Jz-z*||^2) / ||z-z*||^2", "constant", float(max(ratios)),
-                  sol.value, 1.0, tight_tol=GAP_BOUND, sdp_seconds=sol.seconds)
+                  sol.value, 1.0, tight_tol=GAP_BOUND, sdp_seconds=sol.seconds,
+                  sdp_gap=abs(sol.gap))
     a1 = float(np.min(1.0 - run["a1_ratio"]))           # Lemma A.1, measured
     crit = {"sampled<=tight": row.margin_sampled,
             # tight = 1 exactly (the paper's constant is attained): equality to the SDP's gap
@@ -143,7 +144,7 @@ def check_a3(seed: int, size: str) -> CheckResult:
         paper = 2.0 * (r0 + 2.0 * float(np.sum(e[:2 * K + 1]))) ** 2 / (K + 1)
         row = RateRow("Lemma A.3", f"K={K}", "min_{K<=k<=2K} ||z^{k+1}-z^k||^2", "constant",
                       float(np.min(steps[K:2 * K + 1])), sol.value * r0 ** 2, paper,
-                      tight_tol=GAP_BOUND, sdp_seconds=sol.seconds)
+                      tight_tol=GAP_BOUND, sdp_seconds=sol.seconds, sdp_gap=abs(sol.gap))
         rows.append(row)
         crit[f"K={K}"] = {"sampled<=tight": row.margin_sampled, "tight<=paper": row.margin_paper}
     closed = {}

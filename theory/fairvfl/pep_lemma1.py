@@ -145,7 +145,7 @@ def check(seed: int, size: str) -> CheckResult:
         row = RateRow("Lemma 1 ([J] App. A)", f"K={K}, Q={Q}, eta={eta:.4g}, L={L:.4g}",
                       "(f(theta^{t+1}) - f(theta^t)) / sum ||step||^2", "decrease",
                       float(max(ascents)), sol.value, -paper_iota(eta, L, K, Q),
-                      tight_tol=GAP_BOUND, sdp_seconds=sol.seconds)
+                      tight_tol=GAP_BOUND, sdp_seconds=sol.seconds, sdp_gap=abs(sol.gap))
         rows.append(row)
         crit[f"Q={Q}"] = {"sampled<=tight": row.margin_sampled,
                           "tight<=paper": row.margin_paper,
