@@ -33,7 +33,7 @@ from theory.constrfl.pep_admm import admm_pep
 from theory.constrfl.pep_inner import RHOS, SEED_NAME, inner_subproblem
 from theory.constrfl.pep_outer import BETA, RHO, S_BAR, Q, outer_config
 from theory.constrfl.pep_ppa import ppa_min_step_pep
-from theory.constrfl.pep_reference import lipschitz_on_ball, minimise, parties_of
+from theory.constrfl.pep_reference import kkt_pair, lipschitz_on_ball, minimise, parties_of
 from theory.constrfl.pep_runs import run_admm
 from theory.constrfl.schedule import tau
 from theory.core.pep import RateRow, status_counts
@@ -172,8 +172,6 @@ def _outer_calls(problem, w0, eps: float, rng, statuses: list) -> dict:
 
 def _outer_rows(seed: int, size: str, statuses: list,
                 others: list) -> tuple[list[RateRow], dict]:
-    from theory.constrfl.pep_reference import kkt_pair
-
     rng = np.random.default_rng([seed, 48])
     problem = qp_ball(rng)
     n, d = problem.n, problem.d
