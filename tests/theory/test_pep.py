@@ -132,13 +132,15 @@ def test_rate_row_ratios_and_margins():
 def test_pep_rows_reach_theory_md():
     row = RateRow("Lemma B.3 (64)-(65)", "rho=1", "S_{t+1}/S_t", "factor", 0.78, 0.991,
                   0.9999988)
+    norm = RateRow("Lemma 4.2", "rho=1", "||v||^2 / S_t", "constant", 0.2, 1.0, 16.0)
     r = CheckResult(name="constrfl.x", claim="c", paper="003 constrfl", equation="e",
                     instances=1, worst_margin=0.1, ground_truth={}, passed=True,
-                    details={"pep_rows": [row.as_dict()]})
+                    details={"pep_rows": [row.as_dict(), norm.as_dict()]})
     md = render_markdown([r], {"python": "3"}, "default")
     assert "## Performance estimation" in md
     assert "| constrfl.x | Lemma B.3 (64)-(65) | rho=1 | S_{t+1}/S_t | 0.78 | 0.991 | " \
            "1 - 1.2e-06 |" in md
+    assert "| Lemma 4.2 | rho=1 | \\|\\|v\\|\\|^2 / S_t | 0.2 | 1 | 16 |" in md  # pipes escaped
     assert "### Where no PEP is computed" in md
     assert pep_table_lines([]) == []
 

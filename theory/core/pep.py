@@ -229,7 +229,8 @@ def pep_table_lines(results) -> list[str]:
            "paper's composition at the tight constants. "
            "Classes, inexactness models and measures: docs/theory-pep.md.", "",
            "| " + " | ".join(PEP_HEADER) + " |", "|" + "|".join("---" for _ in PEP_HEADER) + "|"]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
+    # a cell's own "|" (the norms of a quantity) would split the markdown row
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
     return out + [""] + not_applicable_lines() + [""]
 
 
