@@ -32,13 +32,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from theory.core.pep import pep_table_lines, pep_text_table
 from theory.registry import SIZES, run_checks, selected
 from theory.result import CheckResult, jsonable
 
 __all__ = ["main", "output_dir", "package_versions", "progress_line", "render_markdown",
            "render_table", "summary"]
 
-_VERSIONED = ("fedrepro", "numpy", "scipy", "cvxpy", "clarabel", "torch", "sympy")
+_VERSIONED = ("fedrepro", "numpy", "scipy", "cvxpy", "clarabel", "torch", "sympy", "pepit")
 FIGURES_ENV = "FEDREPRO_FIGURES"
 
 
@@ -160,7 +161,8 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
            "| " + " | ".join(_HEADER) + " |",
            "|" + "|".join("---" for _ in _HEADER) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in _rows(results)]
-    out += ["", "## Checks", ""]
+    out += ["", *pep_table_lines(results)]
+    out += ["## Checks", ""]
     for r in results:
         gt = r.ground_truth
         ground = ", ".join(f"{k}={gt[k]}" for k in ("solver", "solver_version", "cvxpy_version",
@@ -272,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         bar.close()
     versions = package_versions()
     print(render_table(results))
+    if pep := pep_text_table(results):
+        print(pep)
     merge = bool(args.only) and not args.all
     if merge:
         results = _merge_earlier(results, out_dir / "theory.json", args.size)
