@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from repro.engine.code_identity import rendering_stale
+from repro.engine.ledger import write_ledger
 from repro.engine.outputs import outputs_folder
 from repro.engine.planning import auto_scale, collect, is_complete
 from repro.engine.report import coverage_of, rendering_coverage
-from repro.engine.verify import write_ledger
 
 
 def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
