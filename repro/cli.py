@@ -82,7 +82,8 @@ SUBCOMMAND_EXAMPLES = {
             "repro run all --backend dask --address tcp://HOST:8786 --jobs 32"],
     "figures": ["repro figures core.demo --scale smoke", "repro figures --out /tmp/figs"],
     "compare": ["repro compare --scale smoke",
-                "repro compare 'constrfl.*'    # recompare constrfl, keep the other rows"],
+                "repro compare 'constrfl.*'    # recompare constrfl into figures/partial/",
+                "repro compare constrfl.table4 --against-committed"],
     "data": ["repro data verify", "repro data fetch adult"],
     "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
     "where": ["repro where", "repro where --results /scratch/results"],
@@ -153,12 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
                                        "REPORT.md")
     p.add_argument("names", nargs="*", metavar="NAME",
-                   help="recompare only these experiments (names or globs); every other "
-                        "experiment's rows and claims are kept as the previous comparison.csv "
-                        "and claims.csv in the output folder hold them, marked 'kept' with the "
-                        "commit that wrote them (default: recompare everything)")
+                   help="recompare only these experiments (names or globs), writing to the "
+                        "partial folder (figures/partial/, ignored by git); every other "
+                        "experiment's rows and claims are kept as the committed comparison.csv "
+                        "and claims.csv hold them, marked 'kept' with the commit that wrote "
+                        "them (default: recompare everything)")
     _scale_arg(p)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
+    p.add_argument("--against-committed", action="store_true",
+                   help="write nothing; print, per cell and per comparison row, how the current "
+                        "records of NAME agree with the committed figures/ (the cells ledger "
+                        "and comparison.csv), within the round-off tolerance of repro verify")
     _results_arg(p)
 
     p = _command(sub, "verify", help="recompute a random sample of the committed cells "
@@ -223,6 +229,13 @@ def cmd_figures(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    if args.against_committed:
+        from repro.engine.against import against_committed
+
+        if not args.names:
+            raise ValueError("--against-committed needs the experiments to compare (NAME ...), "
+                             "e.g. repro compare constrfl.table4 --against-committed")
+        return against_committed(args.names, args.scale, args.results, args.out)
     from repro.engine.compare_run import run_compare
 
     return run_compare(args.names, args.scale, args.results, args.out)
