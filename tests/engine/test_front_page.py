@@ -136,7 +136,7 @@ def test_accelerator_time_is_apart_and_a_committed_table_is_not_zero_cells():
         "none on the CPU (its cells here are not run); 2h00m00s on an accelerator (2 records "
         "made elsewhere)")
     judged = [{"verdict": "pass", "made_by": "kept: figures/fedmm_fig2.csv at 287c15f"}]
-    assert _coverage(exp, ("reduced", cpu), judged) == (
+    assert _coverage(exp, ("paper", cpu), judged) == (
         "; judged from the committed per-seed table (no run records here)")
-    assert _coverage(exp, ("reduced", cpu), [{"verdict": "pass", "made_by": "abc"}]) == (
+    assert _coverage(exp, ("paper", cpu), [{"verdict": "pass", "made_by": "abc"}]) == (
         "; from 0 of 9 cells")
