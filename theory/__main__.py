@@ -315,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     written = _write(_merge_earlier(results, source, args.size) if merge else results,
                      out_dir, args, merge)
     ran = summary(results)
-    line = (f"{ran} (the {len(results)} check{'s' * (len(results) != 1)} run); wrote {out_dir / 'theory.md'}"
+    checks = f"check{'s' * (len(results) != 1)}"
+    line = (f"{ran} (the {len(results)} {checks} run); wrote {out_dir / 'theory.md'}"
             + (f", which holds {len(written)} checks ({summary(written)}) merged with "
                f"{source}" if merge and len(written) > len(results) else ""))
     print(line)

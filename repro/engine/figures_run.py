@@ -16,6 +16,7 @@ from repro.engine.code_identity import rendering_stale
 from repro.engine.ledger import write_ledger
 from repro.engine.outputs import outputs_folder
 from repro.engine.planning import auto_scale, collect, is_complete
+from repro.engine.plotting import rendering_smoke
 from repro.engine.report import coverage_of, rendering_coverage
 
 
@@ -67,7 +68,8 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
         complete = is_complete(exp, s, recs)
         folder = outputs_folder(out, s == "smoke", complete, used, part)
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
-        with rendering_stale(note), rendering_coverage(coverage_of(exp, s, recs)):
+        with rendering_stale(note), rendering_coverage(coverage_of(exp, s, recs)), \
+                rendering_smoke(s == "smoke"):
             written = exp.render(recs, folder, s)
         ledger = write_ledger(exp, s, every_reading(exp, s, results, recs), folder)
         written += [ledger] if ledger is not None else []

@@ -17,7 +17,7 @@ from repro.engine.tolerance import BEYOND, BITWISE, WITHIN, tolerance_for
 
 @pytest.fixture
 def committed(isolated):
-    """constrfl Table 4 at smoke scale (12 cells, seconds), rendered and compared into the
+    """The constrfl Table 4 at smoke scale (12 cells, seconds), rendered and compared into the
     figures folder that plays the committed one.
     """
     args = ["--scale", "smoke"]

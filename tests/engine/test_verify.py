@@ -205,7 +205,7 @@ def test_the_sample_is_drawn_among_cheap_cells_and_reproducible(ledger):
 
 
 def test_cells_made_on_an_accelerator_are_not_drawn_without_one(ledger):
-    """fedmm's extended cells (config device "cuda") were made on a lent GPU; on a machine
+    """The fedmm extended cells (config device "cuda") were made on a lent GPU; on a machine
     without one they cannot be recomputed, so the sample is drawn from the others.
     """
     import dataclasses
