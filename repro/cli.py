@@ -1,6 +1,6 @@
 """The ``repro`` command line.
 
-repro list
+repro list [--details]
 repro run NAME|GLOB|all [--scale auto|smoke|reduced|paper] [--jobs N] [--backend B] [--force]
 repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
 repro compare [--scale S] [--out DIR]
@@ -56,7 +56,8 @@ def _results_arg(p: argparse.ArgumentParser) -> None:
 
 EPILOG = """\
 examples:
-  repro list                                  experiments, their scales, cells and cost
+  repro list                                  experiments, their scales, cells, what is here
+  repro list --details                        ... and titles, costs, readings, methods
   repro run core.demo --scale smoke -v        run one experiment (seconds)
   repro run 'constrfl.*' --scale smoke        every experiment of a paper (glob)
   repro run all --jobs 2                      everything missing, SCALE=auto (hours)
@@ -75,7 +76,7 @@ data: docs/usage.md.
 
 
 SUBCOMMAND_EXAMPLES = {
-    "list": ["repro list"],
+    "list": ["repro list", "repro list --details"],
     "run": ["repro run core.demo --scale smoke -v", "repro run 'relfair.*' --scale smoke",
             "repro run all --scale smoke --list-stale",
             "repro run all --jobs 2", "repro run constrfl.table4 --scale paper --force",
@@ -116,8 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
 
-    p = _command(sub, "list", help="list registered experiments, their scales and cost (declared, "
-                                    "and measured by the records found)")
+    p = _command(sub, "list", help="list registered experiments: one line each with their "
+                                    "scales, cells and what is recorded here")
+    p.add_argument("--details", action="store_true",
+                   help="also titles, declared and measured costs, readings, what --scale auto "
+                        "leaves to another machine, and every paper's library methods")
     _results_arg(p)
 
     p = _command(sub, "run", help="run an experiment's cells (skips recorded ones)")
@@ -202,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_list(args) -> int:
     from repro.engine.listing import list_experiments
 
-    return list_experiments(getattr(args, "results", None))
+    extra = {"details": True} if getattr(args, "details", False) else {}
+    return list_experiments(getattr(args, "results", None), **extra)
 
 
 def cmd_run(args) -> int:

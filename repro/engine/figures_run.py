@@ -18,6 +18,7 @@ from repro.engine.outputs import outputs_folder
 from repro.engine.planning import auto_scale, collect, is_complete
 from repro.engine.plotting import rendering_smoke
 from repro.engine.report import coverage_of, rendering_coverage
+from repro.engine.why import first_sentence, shorten
 
 
 def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
@@ -57,8 +58,7 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
             continue
         if not any(r.ok for r in recs):
             if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
-                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120].rstrip(" :;,")
-                              for r in recs})
+                why = sorted({shorten(first_sentence(r.reason), 160) for r in recs})
                 print(f"{exp.name} [{s}]: {len(recs)} cells, none with a result "
                       f"({'; '.join(why[:2])}); nothing rendered")
             else:
