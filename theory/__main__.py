@@ -173,8 +173,23 @@ def render_table(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+def _shown(v: Any) -> str:
+    """A value of the closest instance: floats (numpy's too) to 6 significant digits, inside
+    dicts and lists as well; anything else as written.
+    """
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, float) or type(v).__name__ in ("float16", "float32"):  # numpy's too
+        return _val(float(v))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_shown(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_shown(x) for x in v) + "]"
+    return str(v)
+
+
 def _closest(closest: dict) -> str:
-    return ", ".join(f"{k}={_val(v) if isinstance(v, float) else v}" for k, v in closest.items())
+    return ", ".join(f"{k}={_shown(v)}" for k, v in closest.items())
 
 
 def render_markdown(results: list[CheckResult], versions: dict[str, str], size: str) -> str:

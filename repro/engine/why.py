@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["anchor", "figure_why", "heading_anchors", "html_anchor", "shorten", "table_why"]
+__all__ = ["anchor", "figure_why", "heading_anchors", "html_anchor", "plain_numbers", "shorten",
+           "table_why"]
 
 LIMIT = 220  # characters of a why sentence before it is shortened at a word
 
@@ -29,11 +30,21 @@ def shorten(text: str, limit: int = LIMIT) -> str:
     return cut + " …"
 
 
+_LONG_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+\.\d{6,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def plain_numbers(text: str) -> str:
+    """Floats printed with more than 6 decimals (a raw ``repr``) shown to 4 significant
+    digits: ``9.347403948608557e+16`` -> ``9.347e+16``; integers and short numbers as written.
+    """
+    return _LONG_NUMBER.sub(lambda m: f"{float(m.group()):.4g}", str(text))
+
+
 def first_sentence(text: str) -> str:
     """A reason's first sentence, without its "see docs/..." tail or "Looked in:" list."""
     line = str(text or "").strip().splitlines()[0] if str(text or "").strip() else ""
     line = re.split(r"\.\s+(?=[A-Z])|;\s*see |\s+see docs/|\s*Looked in:", line)[0]
-    return line.strip().rstrip(" .;:,")
+    return plain_numbers(line.strip().rstrip(" .;:,"))
 
 
 def anchor(heading: str) -> str:
