@@ -221,3 +221,25 @@ def test_cells_made_on_an_accelerator_are_not_drawn_without_one(ledger):
     if not torch.cuda.is_available():
         assert sample_rows([gpu, *rows], 5) == rows
         assert sample_rows([gpu] * 5 + rows, 1, seed=3)[0] in rows
+
+
+def test_the_documented_tolerance_table_is_the_declared_one():
+    """docs/usage.md#verify-tolerance lists every family's n, T, precision and k as declared."""
+    from pathlib import Path
+
+    from repro.engine.tolerance import FAMILIES
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text()
+    section = doc.split('<a id="verify-tolerance"></a>', 1)[1]
+    rows = [ln.split(" | ") for ln in section.splitlines() if ln.startswith("| ")][1:]
+    declared = [f for f in FAMILIES if f.pattern != "*"]
+    assert len(rows) == len(declared) - 1  # relfair.fig1 and fig2 share a row
+    for f in declared:
+        def names(r):
+            return r[0].strip("| ").split(", ")
+
+        row = next(r for r in rows if f.pattern in names(r)
+                   or names(r) == [f"other {f.pattern.removesuffix('.*')}"])
+        n, steps, precision, k = row[2], row[3], row[4], row[5].rstrip(" |")
+        assert float(n) == f.n and float(steps) == f.steps and precision == f.precision
+        assert float(k) == pytest.approx(f.tolerance().k, rel=0.05)
