@@ -20,16 +20,20 @@ OUTPUTS = figures$(if $(filter smoke,$(SCALE)),/smoke,)
 	clean-committed-figures gpu-carry verify
 
 # say what it does: the install takes 2-3 minutes (torch, cvxpy, dask, ray, ...); pip's
-# "Collecting" lines show it moving, its progress bars and cache chatter stay out
+# "Collecting" lines show it moving; its warnings go to .venv/pip-install.log (shown on failure)
 $(STAMP): pyproject.toml
 	@echo "setup: creating $(VENV) with $$($(PYTHON) --version 2>&1) (once; every make target does this first)"
 	$(PYTHON) -m venv $(VENV)
 	@echo "setup: upgrading pip in $(VENV)"
 	$(PY) -m pip install -qq --upgrade pip
 	@echo "setup: installing fedrepro with its $(EXTRAS) extras (torch 2.13.0 CPU, cvxpy, dask, ray, ...; about 2-3 minutes)"
-	set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[$(EXTRAS)]" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[$(EXTRAS)]" \
+		2>$(VENV)/pip-install.log \
 		| grep --line-buffered -E '^(Collecting|Successfully installed)' \
-		| sed -u -e 's/^Successfully installed \(.\{0,150\}\).*/installed: \1 .../' -e 's/^/  /'
+		| sed -u -e 's/^Successfully installed \(.\{0,150\}\).*/installed: \1 .../' \
+		  -e 's/^/  /' \
+		|| { tail -n 30 $(VENV)/pip-install.log; \
+		     echo "setup failed: pip's messages are in $(VENV)/pip-install.log"; exit 1; }
 	touch $(STAMP)
 	@echo "setup: done; $(VENV)/bin/repro and $(VENV)/bin/python are ready"
 
