@@ -49,6 +49,8 @@ NOT_OUTPUTS = {"comparison", "claims", "theory", "bench", "REPORT", "README"}
 def _theory_by_group(out_dir: Path, groups: list[str]) -> dict[str, Counter]:
     """Theory check counts per paper; checks of shared pieces (``projections.*``) are core's."""
     path = out_dir / "theory.json"
+    if not path.is_file() and out_dir.name == "partial":  # a partial comparison: the committed
+        path = out_dir.parent / "theory.json"               # checks beside it
     counts: dict[str, Counter] = defaultdict(Counter)
     if not path.is_file():
         return counts
