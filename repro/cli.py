@@ -3,7 +3,8 @@
 repro list [--details]
 repro run NAME|GLOB|all [--scale auto|smoke|reduced|paper] [--jobs N] [--backend B] [--force]
 repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
-repro compare [--scale S] [--out DIR]
+repro compare [NAME ...] [--scale S] [--out DIR] [--against-committed]
+repro verify [NAME] [--sample N] [--max-seconds S]
 repro data verify|fetch [DATASET ...]
 repro theory [any flag of python -m theory]
 repro where [--results DIR] [--out DIR]
@@ -65,7 +66,7 @@ examples:
   repro compare --scale smoke                 comparison.md, claims.md, REPORT.md
   repro theory --size small                   the theory checks (theory.md)
   repro data verify                           sha256 of every data file
-  repro verify --sample 20                    recompute 20 committed cells, equal or not
+  repro verify --sample 20                    recompute 20 committed cells, within round-off?
 
 results: figures/REPORT.md (start here), comparison.md, claims.md, theory.md, bench.md
 (`make bench`). Records: --results, $FEDREPRO_RESULTS, the checkout's results/ when run inside
@@ -172,8 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     _results_arg(p)
 
     p = _command(sub, "verify", help="recompute a random sample of the committed cells "
-                                      "(figures/cells/*.csv) and say, per cell, equal, "
-                                      "different (both numbers) or stale code")
+                                      "(figures/cells/*.csv) and say, per cell, bitwise equal, "
+                                      "equal within tolerance (the largest difference), "
+                                      "different (both numbers) or stale code; the tolerance "
+                                      "is |Δ| <= k·u·(|x| + s), docs/usage.md#verify-tolerance")
     p.add_argument("name", nargs="?", default="*",
                    help="experiment name or glob (default: every experiment with a ledger)")
     p.add_argument("--sample", type=int, default=20, metavar="N",

@@ -140,3 +140,19 @@ def test_accelerator_time_is_apart_and_a_committed_table_is_not_zero_cells():
         "; judged from the committed per-seed table (no run records here)")
     assert _coverage(exp, ("paper", cpu), [{"verdict": "pass", "made_by": "abc"}]) == (
         "; from 0 of 9 cells")
+
+
+def test_reasons_are_cut_at_words_and_raw_float_reprs_shortened():
+    from repro.engine.why import first_sentence, plain_numbers, shorten
+
+    long = "ADMM round " * 40
+    cut = shorten(long, 50)
+    assert cut.endswith(" …") and len(cut) <= 52 and cut[:-2].split()[-1] in ("ADMM", "round")
+    assert shorten("short text", 50) == "short text"
+    assert plain_numbers("cond = 9.347403948608557e+16, k = 35, mu 1.73e+14, 0.5") == (
+        "cond = 9.347e+16, k = 35, mu 1.73e+14, 0.5")
+    assert first_sentence("not run: data unavailable: Office-31 domain 'amazon' not found. "
+                          "Looked in:\n - cache") == (
+        "not run: data unavailable: Office-31 domain 'amazon' not found")
+    assert first_sentence("failed: DivergenceError: x = 9.347403948608557e+16; see docs/a.md") \
+        == "failed: DivergenceError: x = 9.347e+16"
