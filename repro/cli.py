@@ -106,6 +106,40 @@ def _command(sub, name: str, help: str) -> argparse.ArgumentParser:
     return p
 
 
+def _compare_and_verify(sub) -> None:
+    """The ``compare`` and ``verify`` subcommands: the two that hold results to others."""
+    p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
+                                       "REPORT.md")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="recompare only these experiments (names or globs), writing to the "
+                        "partial folder (figures/partial/, ignored by git); every other "
+                        "experiment's rows and claims are kept as the committed comparison.csv "
+                        "and claims.csv hold them, marked 'kept' with the commit that wrote "
+                        "them (default: recompare everything)")
+    _scale_arg(p)
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
+    p.add_argument("--against-committed", action="store_true",
+                   help="write nothing; print, per cell and per comparison row, how the current "
+                        "records of NAME agree with the committed figures/ (the cells ledger "
+                        "and comparison.csv), within the round-off tolerance of repro verify")
+    _results_arg(p)
+
+    p = _command(sub, "verify", help="recompute a random sample of the committed cells "
+                                      "(figures/cells/*.csv) and say, per cell, bitwise equal, "
+                                      "equal within tolerance (the largest difference), "
+                                      "different (both numbers) or stale code; the tolerance "
+                                      "is |Δ| <= k·u·(|x| + s), docs/usage.md#verify-tolerance")
+    p.add_argument("name", nargs="?", default="*",
+                   help="experiment name or glob (default: every experiment with a ledger)")
+    p.add_argument("--sample", type=int, default=20, metavar="N",
+                   help="how many cells to recompute (default 20; 0: every cell)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    p.add_argument("--max-seconds", type=float, default=float("inf"), metavar="S",
+                   help="draw only cells whose recorded wall time is at most S seconds")
+    p.add_argument("--out", type=Path, default=None,
+                   help="the figures folder whose cells/ ledger is checked (default: figures/)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="repro", description="Reproduce the fedrepro papers' tables, figures and claims "
@@ -156,36 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
 
-    p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
-                                       "REPORT.md")
-    p.add_argument("names", nargs="*", metavar="NAME",
-                   help="recompare only these experiments (names or globs), writing to the "
-                        "partial folder (figures/partial/, ignored by git); every other "
-                        "experiment's rows and claims are kept as the committed comparison.csv "
-                        "and claims.csv hold them, marked 'kept' with the commit that wrote "
-                        "them (default: recompare everything)")
-    _scale_arg(p)
-    p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
-    p.add_argument("--against-committed", action="store_true",
-                   help="write nothing; print, per cell and per comparison row, how the current "
-                        "records of NAME agree with the committed figures/ (the cells ledger "
-                        "and comparison.csv), within the round-off tolerance of repro verify")
-    _results_arg(p)
-
-    p = _command(sub, "verify", help="recompute a random sample of the committed cells "
-                                      "(figures/cells/*.csv) and say, per cell, bitwise equal, "
-                                      "equal within tolerance (the largest difference), "
-                                      "different (both numbers) or stale code; the tolerance "
-                                      "is |Δ| <= k·u·(|x| + s), docs/usage.md#verify-tolerance")
-    p.add_argument("name", nargs="?", default="*",
-                   help="experiment name or glob (default: every experiment with a ledger)")
-    p.add_argument("--sample", type=int, default=20, metavar="N",
-                   help="how many cells to recompute (default 20; 0: every cell)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
-    p.add_argument("--max-seconds", type=float, default=float("inf"), metavar="S",
-                   help="draw only cells whose recorded wall time is at most S seconds")
-    p.add_argument("--out", type=Path, default=None,
-                   help="the figures folder whose cells/ ledger is checked (default: figures/)")
+    _compare_and_verify(sub)
 
     p = _command(sub, "data", help="verify or fetch the raw data files")
     p.add_argument("action", choices=("verify", "fetch"),
