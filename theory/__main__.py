@@ -335,9 +335,12 @@ def main(argv: list[str] | None = None) -> int:
             + (f", which holds {len(written)} checks ({summary(written)}) merged with "
                f"{source}" if merge and len(written) > len(results) else ""))
     print(line)
-    failed = [r.name for r in results if r.verdict in ("fail", "diverged")]
+    # an earlier failure merged into the file keeps the run failing until it is rerun
+    failed = [r.name for r in written if r.verdict in ("fail", "diverged")]
     if failed:
-        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
+        ran = {r.name for r in results}
+        print("FAILED: " + ", ".join(n + ("" if n in ran else " (earlier run, merged)")
+                                      for n in failed), file=sys.stderr)
         return 1
     return 0
 
