@@ -64,6 +64,7 @@ from repro.engine.records import (
     save_record,
     versions,
 )
+from repro.engine.why import plain_numbers
 
 # the sweep, and (re-exported) what it plans and claims: ``repro.engine.runner`` stays the one
 # import of a caller that runs cells
@@ -130,7 +131,9 @@ def compute_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool
                 raise
             LOGGER.exception("%s %s failed", exp.name, cell.config)
             rec.status = STATUS_FAILED
-            rec.reason = f"failed: {type(exc).__name__}: " + (str(exc).splitlines() or [""])[0]
+            # a raw float repr in the message (9.347403948608557e+16) said to 4 digits
+            rec.reason = f"failed: {type(exc).__name__}: " + plain_numbers(
+                (str(exc).splitlines() or [""])[0])
             result = None
             if isinstance(exc, DivergenceError):  # the curves up to it: drawn as ended there
                 rec.curves = {k: [float(x) for x in v] for k, v in ctx.curves.items()}
