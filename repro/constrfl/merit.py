@@ -115,8 +115,7 @@ class Merit:
         blk = self.block
         s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
         a = _plus(blk, s)
-        H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
-        J = blk._jac(dphi)
+        H, J = blk._gram_jac((blk.fw + blk._mixed_weights(a)) * d2, dphi)
         active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
         return self._finish_hess(H, J, active, blk.d)
 
