@@ -257,7 +257,7 @@ def _rates_line() -> str:
     r = rates()
     return (f"; rates at one thread: GEMM {r['gemm64'] / 1e9:.1f} GFLOP/s (float64), "
             f"{r['gemm32'] / 1e9:.1f} GFLOP/s (float32), Cholesky {r['chol'] / 1e9:.1f} "
-            f"GFLOP/s (n = 1000), read {r["bw"] / 1e9:.1f} GB/s (beyond L2)")
+            f"GFLOP/s (n = 1000), read {r['bw'] / 1e9:.1f} GB/s (beyond L2)")
 
 
 def main(argv: list[str] | None = None) -> int:
