@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bench.bounds import bound_seconds
 from bench.harness import Target, benchmark, compare_timings
 
 
@@ -25,6 +26,8 @@ def _projections() -> list[dict]:
             f"capped simplex (cap 2/d), batch {batch} x d {d}",
             lambda x=x, cap=cap: [capped_simplex_projection(r, cap) for r in x],
             lambda x=x, cap=cap: capped_simplex_projection(x, cap)))
+        for row in rows[-2:]:          # memory traffic: read the points, write the result
+            row["bound_s"] = bound_seconds(bytes_=2 * x.nbytes)
     return rows
 
 
