@@ -236,8 +236,7 @@ class LogisticBlock:
         """
         if _COUNTERS:
             _count(2 * self.X.size * (self.d + self.m) + self.X.size)
-        G, C = weighted_gram(self.X, v, self.Gw * dphi[:, None, :])
-        return G, C.transpose(0, 2, 1)
+        return weighted_gram(self.X, v, self.Gw * dphi[:, None, :])
 
     def _jac(self, dphi: np.ndarray) -> np.ndarray:
         """The constraint Jacobian ``(b, m, d)`` from the rows' ``phi'``."""
