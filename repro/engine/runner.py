@@ -27,7 +27,9 @@ from pathlib import Path
 from joblib import Parallel, delayed
 
 from repro.core.data.store import DataFileMissing
+from repro.core.paths import figures_dir
 from repro.core.validation import DivergenceError
+from repro.engine.cell_order import ledger_costs, longest_first
 from repro.engine.executors import (
     BACKENDS,
     check_executor,
@@ -238,6 +240,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
             if jobs == 1 and backend == "loky":
                 results = (run_cell(exp, c, out, keep_going, force) for exp, c in todo)
             elif todo:
+                todo = longest_first(todo, ledger_costs(figures_dir()))
                 stack.enter_context(executor(backend, jobs, address))
                 # Ray's joblib backend returns lists only: the bar then moves at the end, while
                 # records are still written by the workers as each cell finishes.
