@@ -52,7 +52,13 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
     experiments = list(experiments)
     part = partial_run(experiments)
     for exp in experiments:
-        s = auto_scale(exp, scale, results)
+        try:
+            s = auto_scale(exp, scale, results)
+        except ValueError as e:  # over every experiment, one without that scale is skipped
+            if part:
+                raise
+            print(f"{exp.name}: skipped ({e})")
+            continue
         recs = collect(exp, s, results)
         if exp.render is None:
             continue
