@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from bench.bounds import bound_seconds, count_torch_flops
 from bench.harness import Target, benchmark, best_time
 from repro.fedmm.blocks import Block
 from repro.fedmm.instances import QuadOracle, gen_Q, random_da_problem
@@ -60,6 +61,10 @@ def _local_step() -> list[dict]:
             rows.append({"case": f"{device}, {method}: 2 clients x batch 64, one FedMM local "
                                  f"step; {mark['vectorized']}, {mark['loop']}",
                          "baseline_s": t_loop, "fast_s": t_fast})
+            if device == "cpu":   # the loop's products (torch's flop counter) at the GEMM rate
+                flops = count_torch_flops(lambda loop=loop, timed=timed: timed(loop))
+                rows[-1]["bound_s"] = bound_seconds(flops=flops,
+                                                    dtype=str(theta0.dtype).split(".")[-1])
             timed(graph20)  # the first call captures the graph (on CUDA)
             t_eager = best_time(lambda s=eager20, timed=timed: timed(s), repeat=3)
             t_graph = best_time(lambda s=graph20, timed=timed: timed(s), repeat=3)

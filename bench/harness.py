@@ -51,16 +51,21 @@ _QUICK = False
 
 
 def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
-    """Best wall time of ``repeat`` calls (after one warm-up call); one call, no warm-up, under
-    ``--quick``.
+    """Best time of ``repeat`` calls (after one warm-up call); one call, no warm-up, under
+    ``--quick``. At one torch thread the time is the process's CPU time, else wall time.
     """
+    import torch
+
+    # one thread: the process's CPU time (what the call costs, whatever else shares the
+    # machine); several: wall time (CPU time would add the threads up)
+    clock = time.process_time if torch.get_num_threads() == 1 else time.perf_counter
     if not _QUICK:
         fn()
     best = np.inf
     for _ in range(1 if _QUICK else repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best
 
 
@@ -111,8 +116,14 @@ class Target:
     text: str = "no numeric target"
     min_ratio: float | None = None
     where: str = ""
+    max_bound: float | None = None   # time / bound at most this (cases with ``where``)
 
-    def verdict(self, case: str, ratio: float) -> str:
+    def verdict(self, case: str, ratio: float, bound_ratio: float | None = None) -> str:
+        if self.max_bound is not None:
+            if self.where not in case or bound_ratio is None:
+                return f"(target at {self.where})"
+            return (f"≤ {self.max_bound:g}× bound: "
+                    + ("met" if bound_ratio <= self.max_bound else "NOT met"))
         if self.min_ratio is None:
             return self.text
         if self.where not in case:
@@ -149,6 +160,8 @@ def _measured(target: Target, rows: list[dict]) -> tuple[str, str]:
     ratios = [(r["case"], r["baseline_s"] / r["fast_s"]) for r in rows]
     if not ratios:
         return "no cases", "—"
+    if target.max_bound is not None:
+        return _bound_measured(target, rows)
     if target.min_ratio is None:
         lo, hi = min(x for _, x in ratios), max(x for _, x in ratios)
         span = f"{lo:.1f}×" if len(ratios) == 1 else f"{lo:.1f}× to {hi:.1f}× ({len(ratios)} cases)"
@@ -165,14 +178,55 @@ def _measured(target: Target, rows: list[dict]) -> tuple[str, str]:
     return ", ".join(f"{x:.1f}×" for x in checked) + f" at {target.where}", verdict
 
 
+def _bound_ratio(r: dict) -> float | None:
+    return r["fast_s"] / r["bound_s"] if r.get("bound_s") else None
+
+
+def _bound_measured(target: Target, rows: list[dict]) -> tuple[str, str]:
+    """Summary cells of a time / bound target: the ratios of its cases and the verdict."""
+    checked = [b for r in rows if target.where in r["case"]
+               and (b := _bound_ratio(r)) is not None]
+    if not checked:
+        return "no bounded case", f"no case at {target.where}"
+    met = sum(b <= target.max_bound for b in checked)
+    verdict = ("met" + (f" in all {met} cases" if met > 1 else "") if met == len(checked)
+               else "NOT met" + (f" in {len(checked) - met} of {len(checked)} cases"
+                                 if len(checked) > 1 else ""))
+    return (", ".join(f"{b:.1f}×" for b in checked) + f" of the bound at {target.where}",
+            verdict)
+
+
+def _case_lines(target: Target, rows: list[dict]) -> list[str]:
+    """A benchmark's table: with the bound columns when any row states its bound."""
+    bounded = any("bound_s" in r for r in rows)
+    head = "| case | oracle s / call | vectorized s / call | ratio |"
+    lines = [head + (" bound s / call | time / bound |" if bounded else "") + " target |",
+             "|---|---|---|---|" + ("---|---|" if bounded else "") + "---|"]
+    for r in rows:
+        ratio = r["baseline_s"] / r["fast_s"]
+        b = _bound_ratio(r)
+        tgt = ("—" if target.min_ratio is None and target.max_bound is None
+               else target.verdict(r["case"], ratio, b))
+        extra = ""
+        if bounded:
+            extra = (f" {r['bound_s']:.3g} | {b:.1f}x |" if b is not None else " — | — |")
+        lines.append(f"| {r['case']} | {r['baseline_s']:.4g} | {r['fast_s']:.4g} | "
+                     f"{ratio:.1f}x |{extra} {tgt} |")
+    return lines
+
+
 def render(results: dict[str, tuple[list[dict], str, str]], machine_line: str,
            quick: bool = False) -> str:
     """``bench.md``: the machine, a summary of targets, then every case's times and ratio."""
     lines = ["# Benchmarks", "",
              "Every benchmark times a vectorized path (\"vectorized\") against the plain loop "
              "the tests use as its equality oracle (\"oracle\"), both in this one process; "
-             "times are the best of N calls, per call (what one call is: see each section); "
-             "ratio = oracle / vectorized.", "", f"Machine: {machine_line}", ""]
+             "times are the best of N calls, per call (what one call is: see each section), "
+             "in CPU time at one thread, wall time at two; ratio = oracle / vectorized. "
+             "Where a section states a bound, it is the call's unavoidable work (flops of its "
+             "products and factorizations, bytes it must read) at the rates this machine "
+             "showed in this run (bench/bounds.py), and time / bound says how far the "
+             "vectorized path is from it.", "", f"Machine: {machine_line}", ""]
     if quick:
         lines += ["**Quick run** (`--quick`: one call each, no warm-up): the ratios are "
                   "indicative only.", ""]
@@ -192,14 +246,18 @@ def render(results: dict[str, tuple[list[dict], str, str]], machine_line: str,
         if error:
             lines.append(f"Failed: {error}")
             continue
-        lines += ["| case | oracle s / call | vectorized s / call | ratio | target |",
-                  "|---|---|---|---|---|"]
-        for r in rows:
-            ratio = r["baseline_s"] / r["fast_s"]
-            tgt = "—" if target.min_ratio is None else target.verdict(r["case"], ratio)
-            lines.append(f"| {r['case']} | {r['baseline_s']:.4g} | {r['fast_s']:.4g} | "
-                         f"{ratio:.1f}x | {tgt} |")
+        lines += _case_lines(target, rows)
     return "\n".join(lines) + "\n"
+
+
+def _rates_line() -> str:
+    """The rates the bounds use (bench/bounds.py), measured now at one thread."""
+    from bench.bounds import rates
+
+    r = rates()
+    return (f"; rates at one thread: GEMM {r['gemm64'] / 1e9:.1f} GFLOP/s (float64), "
+            f"{r['gemm32'] / 1e9:.1f} GFLOP/s (float32), Cholesky {r['chol'] / 1e9:.1f} "
+            f"GFLOP/s (n = 1000), read {r['bw'] / 1e9:.1f} GB/s (beyond L2)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,23 +276,33 @@ def main(argv: list[str] | None = None) -> int:
     from repro.core.paths import figures_dir
 
     args.out = figures_dir(args.out)
+    import torch
+    from threadpoolctl import threadpool_limits
+
     chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}
-    machine_line = machine()
-    print(f"Machine: {machine_line}")
-    if not chosen:
-        print(f"no benchmark matches {args.only!r}", file=sys.stderr)
-        return 2
+    threads = torch.get_num_threads()
     _QUICK, was = args.quick, _QUICK
     results = {}
     try:
+        # one thread everywhere (BLAS and torch); a benchmark that times two threads sets
+        # torch's count itself
+        torch.set_num_threads(1)
+        with threadpool_limits(limits=1):
+            machine_line = machine() + (_rates_line() if chosen else "")
+        print(f"Machine: {machine_line}")
+        if not chosen:
+            print(f"no benchmark matches {args.only!r}", file=sys.stderr)
+            return 2
         for name, fn in chosen.items():
-            results[name] = _run_one(fn)
+            with threadpool_limits(limits=1):
+                results[name] = _run_one(fn)
             rows, _, error = results[name]
             print(f"{name}: " + (f"failed: {error}" if error else "; ".join(
                 f"{r['case']}: {r['baseline_s'] / r['fast_s']:.1f}x" for r in rows)),
                 flush=True)
     finally:
         _QUICK = was
+        torch.set_num_threads(threads)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.md").write_text(render(results, machine_line, args.quick))
     print(f"wrote {args.out / 'bench.md'}")

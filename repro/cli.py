@@ -1,9 +1,10 @@
 """The ``repro`` command line.
 
-repro list
+repro list [--details]
 repro run NAME|GLOB|all [--scale auto|smoke|reduced|paper] [--jobs N] [--backend B] [--force]
 repro figures [NAME|GLOB|all] [--scale S] [--out DIR]
-repro compare [--scale S] [--out DIR]
+repro compare [NAME ...] [--scale S] [--out DIR] [--against-committed]
+repro verify [NAME] [--sample N] [--max-seconds S]
 repro data verify|fetch [DATASET ...]
 repro theory [any flag of python -m theory]
 repro where [--results DIR] [--out DIR]
@@ -56,7 +57,8 @@ def _results_arg(p: argparse.ArgumentParser) -> None:
 
 EPILOG = """\
 examples:
-  repro list                                  experiments, their scales, cells and cost
+  repro list                                  experiments, their scales, cells, what is here
+  repro list --details                        ... and titles, costs, readings, methods
   repro run core.demo --scale smoke -v        run one experiment (seconds)
   repro run 'constrfl.*' --scale smoke        every experiment of a paper (glob)
   repro run all --jobs 2                      everything missing, SCALE=auto (hours)
@@ -64,7 +66,7 @@ examples:
   repro compare --scale smoke                 comparison.md, claims.md, REPORT.md
   repro theory --size small                   the theory checks (theory.md)
   repro data verify                           sha256 of every data file
-  repro verify --sample 20                    recompute 20 committed cells, equal or not
+  repro verify --sample 20                    recompute 20 committed cells, within round-off?
 
 results: figures/REPORT.md (start here), comparison.md, claims.md, theory.md, bench.md
 (`make bench`). Records: --results, $FEDREPRO_RESULTS, the checkout's results/ when run inside
@@ -75,14 +77,15 @@ data: docs/usage.md.
 
 
 SUBCOMMAND_EXAMPLES = {
-    "list": ["repro list"],
+    "list": ["repro list", "repro list --details"],
     "run": ["repro run core.demo --scale smoke -v", "repro run 'relfair.*' --scale smoke",
             "repro run all --scale smoke --list-stale",
             "repro run all --jobs 2", "repro run constrfl.table4 --scale paper --force",
             "repro run all --backend dask --address tcp://HOST:8786 --jobs 32"],
     "figures": ["repro figures core.demo --scale smoke", "repro figures --out /tmp/figs"],
     "compare": ["repro compare --scale smoke",
-                "repro compare 'constrfl.*'    # recompare constrfl, keep the other rows"],
+                "repro compare 'constrfl.*'    # recompare constrfl into figures/partial/",
+                "repro compare constrfl.table4 --against-committed"],
     "data": ["repro data verify", "repro data fetch adult"],
     "theory": ["repro theory --size small", "repro theory --only 'constrfl.*'"],
     "where": ["repro where", "repro where --results /scratch/results"],
@@ -103,6 +106,40 @@ def _command(sub, name: str, help: str) -> argparse.ArgumentParser:
     return p
 
 
+def _compare_and_verify(sub) -> None:
+    """The ``compare`` and ``verify`` subcommands: the two that hold results to others."""
+    p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
+                                       "REPORT.md")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="recompare only these experiments (names or globs), writing to the "
+                        "partial folder (figures/partial/, ignored by git); every other "
+                        "experiment's rows and claims are kept as the committed comparison.csv "
+                        "and claims.csv hold them, marked 'kept' with the commit that wrote "
+                        "them (default: recompare everything)")
+    _scale_arg(p)
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
+    p.add_argument("--against-committed", action="store_true",
+                   help="write nothing; print, per cell and per comparison row, how the current "
+                        "records of NAME agree with the committed figures/ (the cells ledger "
+                        "and comparison.csv), within the round-off tolerance of repro verify")
+    _results_arg(p)
+
+    p = _command(sub, "verify", help="recompute a random sample of the committed cells "
+                                      "(figures/cells/*.csv) and say, per cell, bitwise equal, "
+                                      "equal within tolerance (the largest difference), "
+                                      "different (both numbers) or stale code; the tolerance "
+                                      "is |Δ| <= k·u·(|x| + s), docs/usage.md#verify-tolerance")
+    p.add_argument("name", nargs="?", default="*",
+                   help="experiment name or glob (default: every experiment with a ledger)")
+    p.add_argument("--sample", type=int, default=20, metavar="N",
+                   help="how many cells to recompute (default 20; 0: every cell)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    p.add_argument("--max-seconds", type=float, default=float("inf"), metavar="S",
+                   help="draw only cells whose recorded wall time is at most S seconds")
+    p.add_argument("--out", type=Path, default=None,
+                   help="the figures folder whose cells/ ledger is checked (default: figures/)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="repro", description="Reproduce the fedrepro papers' tables, figures and claims "
@@ -115,8 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
 
-    p = _command(sub, "list", help="list registered experiments, their scales and cost (declared, "
-                                    "and measured by the records found)")
+    p = _command(sub, "list", help="list registered experiments: one line each with their "
+                                    "scales, cells and what is recorded here")
+    p.add_argument("--details", action="store_true",
+                   help="also titles, declared and measured costs, readings, what --scale auto "
+                        "leaves to another machine, and every paper's library methods")
     _results_arg(p)
 
     p = _command(sub, "run", help="run an experiment's cells (skips recorded ones)")
@@ -150,29 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
     _results_arg(p)
 
-    p = _command(sub, "compare", help="reported vs reproduced: comparison.md/.csv, claims.md, "
-                                       "REPORT.md")
-    p.add_argument("names", nargs="*", metavar="NAME",
-                   help="recompare only these experiments (names or globs); every other "
-                        "experiment's rows and claims are kept as the previous comparison.csv "
-                        "and claims.csv in the output folder hold them, marked 'kept' with the "
-                        "commit that wrote them (default: recompare everything)")
-    _scale_arg(p)
-    p.add_argument("--out", type=Path, default=None, help="output directory (default: figures/)")
-    _results_arg(p)
-
-    p = _command(sub, "verify", help="recompute a random sample of the committed cells "
-                                      "(figures/cells/*.csv) and say, per cell, equal, "
-                                      "different (both numbers) or stale code")
-    p.add_argument("name", nargs="?", default="*",
-                   help="experiment name or glob (default: every experiment with a ledger)")
-    p.add_argument("--sample", type=int, default=20, metavar="N",
-                   help="how many cells to recompute (default 20; 0: every cell)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
-    p.add_argument("--max-seconds", type=float, default=float("inf"), metavar="S",
-                   help="draw only cells whose recorded wall time is at most S seconds")
-    p.add_argument("--out", type=Path, default=None,
-                   help="the figures folder whose cells/ ledger is checked (default: figures/)")
+    _compare_and_verify(sub)
 
     p = _command(sub, "data", help="verify or fetch the raw data files")
     p.add_argument("action", choices=("verify", "fetch"),
@@ -196,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_list(args) -> int:
     from repro.engine.listing import list_experiments
 
-    return list_experiments(getattr(args, "results", None))
+    extra = {"details": True} if getattr(args, "details", False) else {}
+    return list_experiments(getattr(args, "results", None), **extra)
 
 
 def cmd_run(args) -> int:
@@ -223,6 +242,13 @@ def cmd_figures(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    if args.against_committed:
+        from repro.engine.against import against_committed
+
+        if not args.names:
+            raise ValueError("--against-committed needs the experiments to compare (NAME ...), "
+                             "e.g. repro compare constrfl.table4 --against-committed")
+        return against_committed(args.names, args.scale, args.results, args.out)
     from repro.engine.compare_run import run_compare
 
     return run_compare(args.names, args.scale, args.results, args.out)

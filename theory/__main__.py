@@ -5,16 +5,19 @@ Usage::
     python -m theory [--only PATTERN] [--size small|default] [--out DIR] [--all]
 
 Output folder: ``--out``, else ``$FEDREPRO_FIGURES``, else the package's figures folder
-(``repro.core.paths.figures_dir()``), whose ``smoke/`` subfolder at ``--size small`` (the
-committed theory.md and theory.json are of the default size and never replaced by a small run).
-With ``--only`` the run is merged into the folder's earlier ``theory.json`` (the checks not
-selected keep their earlier results; ``--update`` is the old name of this); ``--all`` replaces
-the file with this run's results only (``make theory`` uses it). A line per check is printed as
+(``repro.core.paths.figures_dir()``), whose ``smoke/`` subfolder at ``--size small`` and whose
+``partial/`` subfolder with ``--only`` (the committed theory.md and theory.json are written only
+by a run of every check at the default size, ``make theory``). With ``--only`` the run is merged
+with the earlier ``theory.json`` (the committed one for the partial folder; the checks not
+selected keep their earlier results; ``--update`` is the old name of this) and the counts
+printed are those of the checks run; ``--all`` replaces the file with this run's results only
+(``make theory`` uses it). An output folder that cannot be written is said in one line before
+any check runs. A line per check is printed as
 it finishes, with a bar over checks on stderr.
 
 Exit status: 0 when no selected check failed (a *finding*, a check whose theorem's conditions do
 not apply, does not fail the run), 1 when any failed or diverged, 2 when ``--only`` matched no
-check.
+check or the output folder cannot be written.
 """
 
 from __future__ import annotations
@@ -32,13 +35,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from theory.core.pep import pep_table_lines, pep_text_table
 from theory.registry import SIZES, run_checks, selected
 from theory.result import CheckResult, jsonable
 
 __all__ = ["main", "output_dir", "package_versions", "progress_line", "render_markdown",
            "render_table", "summary"]
 
-_VERSIONED = ("fedrepro", "numpy", "scipy", "cvxpy", "clarabel", "torch", "sympy")
+_VERSIONED = ("fedrepro", "numpy", "scipy", "cvxpy", "clarabel", "torch", "sympy", "pepit")
 FIGURES_ENV = "FEDREPRO_FIGURES"
 
 
@@ -52,9 +56,11 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def output_dir(out: Path | None, size: str = "default") -> Path:
-    """``out``, else ``$FEDREPRO_FIGURES``, else ``repro.core.paths.figures_dir()`` (its
-    ``smoke/`` subfolder for a size other than ``default``: ``repro.core.paths.outputs_place``).
+def output_dir(out: Path | None, size: str = "default", only: str | None = None) -> Path:
+    """``out``, else ``$FEDREPRO_FIGURES``, else ``repro.core.paths.figures_dir()``: its
+    ``smoke/`` subfolder for a size other than ``default``, its ``partial/`` subfolder for an
+    ``--only`` run (``repro.core.paths.outputs_place``): only a run of every check at the
+    default size writes the committed theory.md and theory.json.
     """
     if out is not None:
         return Path(out)
@@ -64,7 +70,34 @@ def output_dir(out: Path | None, size: str = "default") -> Path:
         from repro.core.paths import outputs_place
     except ImportError:  # the shared paths module is not there: the documented default
         return Path("figures")
-    return Path(outputs_place(smoke=size != "default").path)
+    part = f"the theory checks matching {only!r}" if only else ""
+    return Path(outputs_place(smoke=size != "default", part=part).path)
+
+
+def merge_source(out_dir: Path) -> Path:
+    """The theory.json an ``--only`` run is merged with: the output folder's own, except in
+    the partial folder, whose runs are merged with the committed file beside it (the figures
+    folder's), never with an earlier partial run.
+    """
+    if out_dir.name == "partial" and (out_dir.parent / "theory.json").is_file():
+        return out_dir.parent / "theory.json"
+    return out_dir / "theory.json"
+
+
+def _unwritable(out_dir: Path) -> str:
+    """``""`` when a file can be written in ``out_dir`` (created if needed), else the one-line
+    error saying so, before any check runs.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return (f"python -m theory: output folder {out_dir} is not writable "
+                f"({type(exc).__name__}: {exc.strerror or exc}); nothing was run. Choose "
+                "another with --out DIR or $FEDREPRO_FIGURES")
+    return ""
 
 
 def _num(value: float | None) -> str:
@@ -141,8 +174,23 @@ def render_table(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+def _shown(v: Any) -> str:
+    """A value of the closest instance: floats (numpy's too) to 6 significant digits, inside
+    dicts and lists as well; anything else as written.
+    """
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, float) or type(v).__name__ in ("float16", "float32"):  # numpy's too
+        return _val(float(v))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_shown(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_shown(x) for x in v) + "]"
+    return str(v)
+
+
 def _closest(closest: dict) -> str:
-    return ", ".join(f"{k}={_val(v) if isinstance(v, float) else v}" for k, v in closest.items())
+    return ", ".join(f"{k}={_shown(v)}" for k, v in closest.items())
 
 
 def render_markdown(results: list[CheckResult], versions: dict[str, str], size: str) -> str:
@@ -160,7 +208,8 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
            "| " + " | ".join(_HEADER) + " |",
            "|" + "|".join("---" for _ in _HEADER) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in _rows(results)]
-    out += ["", "## Checks", ""]
+    out += ["", *pep_table_lines(results)]
+    out += ["## Checks", ""]
     for r in results:
         gt = r.ground_truth
         ground = ", ".join(f"{k}={gt[k]}" for k in ("solver", "solver_version", "cvxpy_version",
@@ -245,17 +294,25 @@ def main(argv: list[str] | None = None) -> int:
                            "kept for old commands)")
     args = parser.parse_args(argv)
 
-    out_dir = output_dir(args.out, args.size)
+    out_dir = output_dir(args.out, args.size, args.only)
     names = selected(args.only)
     if not names:
         print(f"no theory check matches {args.only!r}", file=sys.stderr)
         return 2
+    source = merge_source(out_dir)
     if (args.only and not args.all and (out_dir / "theory.md").is_file()
-            and not (out_dir / "theory.json").is_file()):  # nothing to merge into
+            and not source.is_file()):  # nothing to merge into
         print(f"{out_dir / 'theory.md'} has no theory.json beside it to merge --only into; "
               "nothing run (it would be replaced by the selected checks alone): rerun with "
               "--all to replace it, or --out DIR", file=sys.stderr)
         return 2
+    unwritable = _unwritable(out_dir)
+    if unwritable:
+        print(unwritable, file=sys.stderr)
+        return 2
+    if out_dir != output_dir(args.out, "default"):
+        print(f"theory.md and theory.json in {out_dir} (the committed ones are written only by "
+              "a run of every check at the default size: make theory)", file=sys.stderr)
     bar = tqdm(total=len(names), desc=f"theory [{args.size}]", unit="check", file=sys.stderr,
                dynamic_ncols=True)
     done = [0]
@@ -270,11 +327,31 @@ def main(argv: list[str] | None = None) -> int:
         results = run_checks(args.only, args.size, on_result=report)
     finally:
         bar.close()
-    versions = package_versions()
     print(render_table(results))
+    if pep := pep_text_table(results):
+        print(pep)
     merge = bool(args.only) and not args.all
-    if merge:
-        results = _merge_earlier(results, out_dir / "theory.json", args.size)
+    written = _write(_merge_earlier(results, source, args.size) if merge else results,
+                     out_dir, args, merge)
+    ran = summary(results)
+    checks = f"check{'s' * (len(results) != 1)}"
+    line = (f"{ran} (the {len(results)} {checks} run); wrote {out_dir / 'theory.md'}"
+            + (f", which holds {len(written)} checks ({summary(written)}) merged with "
+               f"{source}" if merge and len(written) > len(results) else ""))
+    print(line)
+    # an earlier failure merged into the file keeps the run failing until it is rerun
+    failed = [r.name for r in written if r.verdict in ("fail", "diverged")]
+    if failed:
+        ran = {r.name for r in results}
+        print("FAILED: " + ", ".join(n + ("" if n in ran else " (earlier run, merged)")
+                                      for n in failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write(results: list[CheckResult], out_dir: Path, args, merge: bool) -> list[CheckResult]:
+    """theory.md and theory.json of ``results`` in ``out_dir``; the checks written."""
+    versions = package_versions()
     out_dir.mkdir(parents=True, exist_ok=True)
     file_size = _file_size(results, args.size)
     (out_dir / "theory.md").write_text(render_markdown(results, versions, file_size))
@@ -282,14 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = {"size": file_size, "pattern": pattern, "versions": versions,
                "checks": [{**r.to_dict(), "verdict": r.verdict} for r in results]}
     (out_dir / "theory.json").write_text(json.dumps(jsonable(payload), indent=2) + "\n")
-    line = f"{summary(results)}; wrote {out_dir / 'theory.md'}"
-    failed = [r.name for r in results if r.verdict in ("fail", "diverged")]
-    if failed:
-        print(line)
-        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    print(line)
-    return 0
+    return results
 
 
 if __name__ == "__main__":

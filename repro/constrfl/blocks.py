@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.special
 
+from repro.core.kernels import weighted_gram
 from repro.core.validation import check_shape
 
 __all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1pexp",
@@ -226,7 +227,16 @@ class LogisticBlock:
         """``sum_m v[b, m] x_{b,m} x_{b,m}ᵀ``: (b, M) row weights -> (b, d, d)."""
         if _COUNTERS:
             _count(2 * self.X.size * self.d + self.X.size)
-        return np.matmul(self.X.transpose(0, 2, 1) * v[:, None, :], self.X)
+        return weighted_gram(self.X, v)[0]
+
+    def _gram_jac(self, v: np.ndarray, dphi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(_gram(v), _jac(dphi))`` from one batched product over the rows
+        (:func:`repro.core.kernels.weighted_gram` with the Jacobian's row weights as extra
+        columns): the Newton Hessian's two row sums in one pass.
+        """
+        if _COUNTERS:
+            _count(2 * self.X.size * (self.d + self.m) + self.X.size)
+        return weighted_gram(self.X, v, self.Gw * dphi[:, None, :])
 
     def _jac(self, dphi: np.ndarray) -> np.ndarray:
         """The constraint Jacobian ``(b, m, d)`` from the rows' ``phi'``."""

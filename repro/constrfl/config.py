@@ -112,6 +112,10 @@ class ProxALConfig:
         (:func:`repro.constrfl.subsolvers.newton_solve`); same stopping rule, less work where a
         Hessian costs many passes over the rows (d = 38: Table 2).
     reference : :class:`ReferenceFlags`, the reference code's departures (default: none).
+    check_feasibility : before the first round, ``run()`` decides whether the convex constraint
+        set is empty (:mod:`repro.constrfl.feasibility`) and raises
+        ``InfeasibleConstraints`` if so (default True); the paper's experiments turn it off to
+        run their protocol as the paper did, infeasible instances included.
 
     ``solver``, ``solver_tol_floor`` and ``hessian_reuse`` choose how the package solves the
     subproblems the paper leaves to "an approximate solution"; they are not the reference
@@ -131,6 +135,7 @@ class ProxALConfig:
     solver_tol_floor: float = 0.0
     hessian_reuse: bool = False
     reference: ReferenceFlags = field(default_factory=ReferenceFlags)
+    check_feasibility: bool = True
 
     def __post_init__(self) -> None:
         check_range("beta", self.beta, low=0, low_open=True)
@@ -144,8 +149,9 @@ class ProxALConfig:
         check_choice("solver", self.solver,
                      ("auto", "exact", "newton", "newton_clip", "lbfgsb"))
         check_range("solver_tol_floor", self.solver_tol_floor, low=0)
-        if not isinstance(self.hessian_reuse, bool):
-            raise ValueError(f"hessian_reuse must be a bool, got {self.hessian_reuse!r}")
+        for name in ("hessian_reuse", "check_feasibility"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if not isinstance(self.reference, ReferenceFlags):
             raise ValueError("reference must be a ReferenceFlags (e.g. "
                              f"reference_flags('np')), got {type(self.reference).__name__}")

@@ -18,13 +18,16 @@ messages (empty ``downlink`` and ``uplink``).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig
+from repro.constrfl.feasibility import check_feasible
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.problem import Problem
+from repro.constrfl.progress import ending, with_progress
 from repro.constrfl.start import ProxALInit, paper_start
 from repro.constrfl.subsolvers import solve
 from repro.core.algorithm import Callback, RoundMessages, Stop, run_rounds
@@ -74,6 +77,12 @@ class CentralState:
     mus: list[np.ndarray]
     stopped: bool = False
     residuals: list[float] = field(default_factory=list)
+    k_max: int | None = None
+
+    @property
+    def message(self) -> str:
+        """How the run ended, in a sentence (the cap it exhausted, if it did)."""
+        return ending(self.k, self.stopped, self.k_max, "its stop test", "cprox_k_max")
 
 
 class CentralProxAL:
@@ -94,7 +103,8 @@ class CentralProxAL:
             raise ValueError(f"init must be a ProxALInit or None, got {type(init).__name__}")
         self.problem, self.config = problem, config
         w0, m0, ms = (paper_start(problem) if init is None else init).resolve(problem)
-        self.state = CentralState(0, w0, m0, ms)
+        self.state = CentralState(0, w0, m0, ms, k_max=config.cprox_k_max)
+        self.feasibility = None  # what the check before the first round found
         blocks = [problem.server, *problem.clients]
         if all(b.quadratic_merit for b in blocks):
             self.method = "exact"
@@ -147,18 +157,27 @@ class CentralProxAL:
         return RoundMessages(s.k)
 
     def run(self, rounds: int | None = None, *, stop: Stop | None = None,
-            callback: Callback | None = None) -> CentralState:
+            callback: Callback | None = None, verbose: bool = False) -> CentralState:
         """With neither ``rounds`` nor ``stop``: Algorithm 3's own rule (its stop test, or
-        ``cprox_k_max`` iterations). Otherwise the generic driver
-        (:func:`repro.core.algorithm.run_rounds`), the stop test not consulted.
-        ``callback(round, state, messages)`` after every iteration.
+        ``cprox_k_max`` iterations, 10,001 by default; ``state.message`` says which). Otherwise
+        the generic driver (:func:`repro.core.algorithm.run_rounds`), the stop test not
+        consulted. ``callback(round, state, messages)`` after every iteration; ``verbose``: a
+        line per iteration on stderr, and the ending. An empty convex constraint set is raised
+        before the first round (``config.check_feasibility``), as for Algorithm 1.
         """
+        if self.state.k == 0 and self.config.check_feasibility:
+            self.feasibility = check_feasible(self.problem, "cProx-AL (Algorithm 3)")
+        callback = with_progress(callback, verbose, "cProx-AL")
         if rounds is not None or stop is not None:
-            return run_rounds(self, rounds, stop=stop, callback=callback)
-        while not self.state.stopped and self.state.k < self.config.cprox_k_max:
-            messages = self.step()
-            if callback is not None:
-                callback(self.state.k, self.state, messages)
-        return self.state
+            state = run_rounds(self, rounds, stop=stop, callback=callback)
+        else:
+            while not self.state.stopped and self.state.k < self.config.cprox_k_max:
+                messages = self.step()
+                if callback is not None:
+                    callback(self.state.k, self.state, messages)
+            state = self.state
+        if verbose:
+            print(f"cProx-AL: {state.message}", file=sys.stderr, flush=True)
+        return state
 
 

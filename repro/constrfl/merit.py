@@ -115,8 +115,7 @@ class Merit:
         blk = self.block
         s = self.mu + self.beta * (np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r)
         a = _plus(blk, s)
-        H = blk._gram((blk.fw + blk._mixed_weights(a)) * d2)
-        J = blk._jac(dphi)
+        H, J = blk._gram_jac((blk.fw + blk._mixed_weights(a)) * d2, dphi)
         active = np.ones_like(s) if blk.equality else (s > 0).astype(float)
         return self._finish_hess(H, J, active, blk.d)
 
@@ -156,10 +155,17 @@ class Merit:
     def quadratic_matrix(self) -> np.ndarray:
         """``Q = A + beta CᵀC + prox I``: independent of ``mu^k`` and ``w^k``."""
         blk = self._check_quadratic()
-        Q = np.matmul(blk.G.transpose(0, 2, 1), blk.G)                 # batched BLAS
-        Q *= self.beta                          # = beta * (CᵀC), without a second array
-        if blk.A is not None:
-            Q += blk.A
+        if blk.A is None:
+            Q = np.matmul(blk.G.transpose(0, 2, 1), blk.G)             # batched BLAS
+            Q *= self.beta                      # = beta * (CᵀC), without a second array
+        else:
+            # A + beta CᵀC as ONE batched product writing its output once (torch's BLAS:
+            # C = alpha A B + C), not a product, a scaling and a sum over the d x d stack
+            import torch
+
+            G = torch.from_numpy(np.ascontiguousarray(blk.G))
+            Q = torch.baddbmm(torch.from_numpy(np.ascontiguousarray(blk.A)),
+                              G.transpose(1, 2), G, alpha=self.beta).numpy()
         _add_to_diagonal(Q, self.prox)
         return Q
 

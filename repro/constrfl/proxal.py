@@ -17,15 +17,18 @@ It follows :mod:`repro.core.algorithm`: ``FedProxAL(problem, config, init=..., b
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
 from repro.constrfl.config import ProxALConfig
+from repro.constrfl.feasibility import check_feasible
 from repro.constrfl.merit import Merit, multiplier_update
 from repro.constrfl.messages import DualChange, OuterRoundMessages
 from repro.constrfl.problem import Problem
+from repro.constrfl.progress import ending, with_progress
 from repro.constrfl.start import ProxALInit, paper_start
 from repro.constrfl.subsolvers import FactorCache, NewtonBreakdown
 from repro.core.algorithm import Callback, Stop, run_rounds
@@ -77,6 +80,12 @@ class ProxALState:
         return "running"
 
     @property
+    def message(self) -> str:
+        """How the run ended, in a sentence (the cap it exhausted, if it did)."""
+        return ending(self.k, self.stopped, self.k_max, "(11)", "k_max",
+                      self.stop_status == STOP_UNCERTIFIED)
+
+    @property
     def certified_stop(self) -> bool:
         """True only for ``certified (11)``: the one ending the paper's guarantee covers (a
         run with any other ending is not converged and is no evidence of a noise band).
@@ -111,6 +120,7 @@ class FedProxAL:
         self.w_init = w0
         self.state = ProxALState(0, w0.copy(), m0, ms, k_max=config.k_max)
         self.last_admm = None
+        self.feasibility = None  # what the check before the first round found
         # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
         # Cholesky factors are computed once per run (specs/constrfl.md §10), not once per
         # Algorithm-2 call.
@@ -192,18 +202,32 @@ class FedProxAL:
         return OuterRoundMessages(s.k, downlink=[b for b, _ in admm.exchanged], uplink=uplink)
 
     def run(self, rounds: int | None = None, *, stop: Stop | None = None,
-            callback: Callback | None = None) -> ProxALState:
+            callback: Callback | None = None, verbose: bool = False) -> ProxALState:
         """With neither ``rounds`` nor ``stop``: Algorithm 1's own rule, iterate until (11)
-        holds or ``k_max`` outer iterations were taken. Otherwise exactly the generic driver
-        (:func:`repro.core.algorithm.run_rounds`): ``rounds`` outer iterations or until
+        holds or ``k_max`` outer iterations were taken (default caps: ``k_max`` = ``t_max`` =
+        10,001; ``state.message`` says which ended the run). Otherwise exactly the generic
+        driver (:func:`repro.core.algorithm.run_rounds`): ``rounds`` outer iterations or until
         ``stop(state)``, (11) and ``k_max`` not consulted (``state.stopped`` still says whether
         (11) held at the last one). ``callback(round, state, messages)`` after every outer
-        iteration (round = k + 1, ``state.w`` = w^{k+1}).
+        iteration (round = k + 1, ``state.w`` = w^{k+1}); ``verbose``: a line per outer
+        iteration on stderr, and the ending.
+
+        Before the first round (``config.check_feasibility``, the default), an empty convex
+        constraint set is detected by a small feasibility problem and raised as
+        :class:`~repro.constrfl.feasibility.InfeasibleConstraints` instead of running every
+        round the caps allow (:mod:`repro.constrfl.feasibility`).
         """
+        if self.state.k == 0 and self.config.check_feasibility:
+            self.feasibility = check_feasible(self.problem, "Algorithm 1")
+        callback = with_progress(callback, verbose, "Algorithm 1")
         if rounds is not None or stop is not None:
-            return run_rounds(self, rounds, stop=stop, callback=callback)
-        while not self.state.stopped and self.state.k < self.config.k_max:
-            messages = self.step()
-            if callback is not None:
-                callback(self.state.k, self.state, messages)
-        return self.state
+            state = run_rounds(self, rounds, stop=stop, callback=callback)
+        else:
+            while not self.state.stopped and self.state.k < self.config.k_max:
+                messages = self.step()
+                if callback is not None:
+                    callback(self.state.k, self.state, messages)
+            state = self.state
+        if verbose:
+            print(f"Algorithm 1: {state.message}", file=sys.stderr, flush=True)
+        return state

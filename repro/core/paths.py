@@ -21,9 +21,11 @@ project of the environment and is emptied by ``pip uninstall``).
 **Scales never share an output folder.** The figures place is where the outputs of a complete
 run go; without ``--out`` or ``$FEDREPRO_FIGURES`` (a folder you name is written as named), smoke
 outputs go to its ``smoke/`` subfolder and the outputs of a run that is not the full protocol of
-what it renders (some cells without a record, or failed) to its ``partial/`` subfolder
-(:func:`outputs_place`): the committed ``figures/`` of a checkout is written only by a complete
-run of a scale, or by a partial ``repro compare NAME`` of complete records that keeps the rest.
+what it renders (some cells without a record, or failed) to its ``partial/`` subfolder,
+and the outputs of a partial run (``repro figures NAME``, ``repro compare NAME``, ``python -m
+theory --only``) to its ``partial/`` subfolder too (:func:`outputs_place`): the committed
+``figures/`` of a checkout is written only by a complete run of a scale (``make paper-figures``;
+``make theory`` for ``theory.*``).
 
 Nothing else in the package computes a place from ``__file__``; the package's own data (the
 reported CSVs, the data manifest) is read relative to the package, which is fine installed too.
@@ -129,16 +131,20 @@ PARTIAL_SUBFOLDER = "partial"
 
 
 def outputs_place(override: Path | str | None = None, *, smoke: bool = False,
-                  complete: bool = True) -> Place:
+                  complete: bool = True, part: str = "") -> Place:
     """Where one command's tables, figures or reports go: :func:`figures_place`, except that
-    without ``--out`` and ``$FEDREPRO_FIGURES`` smoke outputs go to its ``smoke/`` subfolder and
-    incomplete ones (``complete`` False: not every cell rendered has a result) to ``partial/``,
-    so that neither overwrites the outputs of a complete run (the committed ``figures/``).
+    without ``--out`` and ``$FEDREPRO_FIGURES`` smoke outputs go to its ``smoke/`` subfolder,
+    and the outputs of a partial run (``part``: what it covers, e.g. one experiment or some
+    theory checks) or an incomplete one (``complete`` False: not every cell rendered has a
+    result) to ``partial/``, so that none of them overwrites the outputs of a complete run (the
+    committed ``figures/``).
     """
     place = figures_place(override)
-    if override is not None or os.environ.get(ENV_FIGURES) or not (smoke or not complete):
+    if (override is not None or os.environ.get(ENV_FIGURES)
+            or not (smoke or part or not complete)):
         return place
     sub, why = ((SMOKE_SUBFOLDER, "smoke scale") if smoke else
+                (PARTIAL_SUBFOLDER, f"a partial run ({part})") if part else
                 (PARTIAL_SUBFOLDER, "not every cell has a result"))
     return Place("figures", place.path / sub,
                  f"{why}: kept apart from the complete runs' outputs in {place.path}")

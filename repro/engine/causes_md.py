@@ -16,7 +16,7 @@ from repro.engine.noise import declared
 from repro.engine.report import paper_name
 from repro.engine.verdict import is_primary
 
-__all__ = ["fitted_lines", "noise_line", "table_counts_lines"]
+__all__ = ["cause_words", "fitted_lines", "noise_line", "table_counts_lines"]
 
 _VERDICTS = ("match", "within_noise", "deviates", "substitute_data", "not_run")
 
@@ -51,6 +51,14 @@ def table_counts_lines(rows: list[dict]) -> list[str]:
         lines += ["", f"**{missing} deviating rows have no cause** (a defect: every deviating "
                       "row carries one)."]
     return lines
+
+
+def cause_words(counts: Counter) -> str:
+    """``counts`` of deviating rows per cause in words, in the vocabulary's order ("none" when
+    empty): ``setting guessed 11, unexplained 3``.
+    """
+    order = [*CAUSES, "(none)"]
+    return ", ".join(f"{c} {counts[c]}" for c in order if counts[c]) or "none"
 
 
 def noise_line(stem: str) -> str:

@@ -102,6 +102,7 @@ def check_claims(experiments: dict[str, Experiment],
             # kept: numbers of an earlier run, not remade by this code (front_page says so)
             made = (f"{KEPT}: {source} (committed output, no run records here)" if source
                     else made_by(ok) if ok else "")
+            stale = "; ".join(sorted({r.stale_note for r in ok if r.stale_note}))
             for claim in exp.claims:
                 if not ok:
                     passed, measured, verdict = None, "no records", "not_run"
@@ -118,6 +119,10 @@ def check_claims(experiments: dict[str, Experiment],
                         measured = f"from {source} (no run records here): {measured}"
                     else:
                         measured = evidence(exp, scale, recs, reading) + measured
+                    if stale:  # records of other code shown for want of current ones
+                        measured = (f"NOT CURRENT: {'' if verdict == 'not_run' else 'judged on '}"
+                                    f"records of older code ({stale}; a rerun of these cells "
+                                    f"replaces them): {measured}")
                 reason = ""
                 if verdict in ("fail", "inconclusive"):
                     anchor = claim.deviation or f"{DEVIATIONS}#{paper_section_anchor(name)}"

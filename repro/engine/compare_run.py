@@ -1,8 +1,9 @@
 """``repro compare``: the comparison pipeline, from the records to the written pages.
 
 :func:`run_compare` collects the records of every experiment (or of the named ones: a partial
-comparison, whose other rows and claims are kept from the previous ``comparison.csv`` and
-``claims.csv``, :mod:`repro.engine.kept`) under every reading, compares them with the reported
+comparison, whose other rows and claims are kept from the committed ``comparison.csv`` and
+``claims.csv``, :mod:`repro.engine.kept`, written to the partial folder, never to the committed
+one) under every reading, compares them with the reported
 values (:func:`repro.engine.compare.compare_readings`), checks the claims, writes
 ``comparison.md/.csv``, ``claims.md/.csv`` and ``REPORT.md`` into the folder
 :func:`repro.engine.outputs.outputs_folder` picks, and prints the verdict counts.
@@ -25,6 +26,7 @@ from repro.engine.compare import (
     write_claims,
     write_comparison,
 )
+from repro.engine.figures_run import partial_run
 from repro.engine.kept import merge, previous_claims, previous_comparison
 from repro.engine.outputs import outputs_folder
 from repro.engine.overview import write_overview
@@ -83,12 +85,15 @@ def run_compare(names: list[str], scale: str, results: Path | None, out: Path | 
         and all(is_complete(exps[n], s, recs, reading=reading_of(exps[n], rid))
                 for n, per in alternatives.items() for rid, (s, recs) in per.items())
     base = paths.figures_dir(out)
-    folder = outputs_folder(out, smoke, complete, {})
+    part = partial_run(exps.values()) if names else ""
+    folder = outputs_folder(out, smoke, complete, {}, part)
     rows = compare_readings(every, records, alternatives)
     # fedmm's claims fall back on the committed per-seed tables, of the scale they were made at
     claims = check_claims(exps, records, alternatives, figures_dir=folder if smoke else base)
     if names:  # a partial comparison: the other experiments' rows stay as written
-        keep = folder if smoke or (folder / "comparison.csv").is_file() else base
+        # smoke: the smoke folder's earlier rows; else the committed rows, never an earlier
+        # partial comparison's
+        keep = folder if smoke else base
         rows = merge(rows, previous_comparison(keep), set(exps))
         claims = merge(claims, previous_claims(keep, section_link), set(exps))
         print(f"recompared {', '.join(sorted(exps))}; kept the rows and claims of every other "

@@ -282,6 +282,11 @@ class Experiment:
     # run: the table names its methods itself, so a method added to the library is in no table
     # until one lists it here (issue 32). ``repro list`` shows, per method, the tables using it.
     methods: tuple[str, ...] = ()
+    # ``config -> str``: the model of the accelerator a cell runs on on this machine (e.g. the
+    # CUDA device's name), ``""`` for the CPU or for a device this machine lacks; it enters the
+    # record's key (records.record_key), so records of two accelerator models never mix. None:
+    # every cell runs on the CPU.
+    accelerator: Callable[[dict], str] | None = None
 
     def __post_init__(self) -> None:
         check_readings(self.name, self.readings)

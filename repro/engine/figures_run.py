@@ -1,10 +1,11 @@
 """``repro figures``: render every chosen experiment's tables and figures from its records.
 
 Per experiment, at its resolved scale (:func:`repro.engine.planning.auto_scale`): nothing is
-rendered where no cell has a result (it says why: every cell not run or failed, or no records
-at all); else the outputs go to the folder :func:`repro.engine.outputs.outputs_folder` picks
-(complete, smoke or partial), marked stale where records of other code are shown and partial
-where cells lack a result, with the cells ledger (``cells/<experiment>.csv``) of every reading.
+rendered where no cell has a result (it says why: every cell not run or failed, or no records at
+all); else the outputs go to the folder :func:`repro.engine.outputs.outputs_folder` picks
+(complete, smoke or partial: a run of some experiments only is partial too), marked stale where
+records of other code are shown and partial where cells lack a result, with the cells ledger
+(``cells/<experiment>.csv``) of every reading.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from repro.engine.code_identity import rendering_stale
+from repro.engine.ledger import write_ledger
 from repro.engine.outputs import outputs_folder
 from repro.engine.planning import auto_scale, collect, is_complete
+from repro.engine.plotting import rendering_smoke
 from repro.engine.report import coverage_of, rendering_coverage
-from repro.engine.verify import write_ledger
+from repro.engine.why import first_sentence, shorten
 
 
 def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
@@ -28,20 +31,40 @@ def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
     return list(recs.values())
 
 
+def partial_run(experiments) -> str:
+    """What a run of ``experiments`` covers when it is not every registered one, else ``""``
+    (a partial run's outputs never go to the committed folder).
+    """
+    from repro.engine.registry import load_all
+
+    chosen = sorted({e.name for e in experiments})
+    if set(chosen) == set(load_all()):
+        return ""
+    return (", ".join(chosen) if len(chosen) <= 3 else
+            f"{len(chosen)} experiments") + " only"
+
+
 def render_figures(experiments, scale: str, results: Path | None, out: Path | None) -> int:
     """Render ``experiments`` (``--scale`` ``scale``) into ``out`` and print one line each;
-    the exit status (0).
+    the exit status (0). A run of some experiments only writes to the partial folder.
     """
     used: dict = {}
+    experiments = list(experiments)
+    part = partial_run(experiments)
     for exp in experiments:
-        s = auto_scale(exp, scale, results)
+        try:
+            s = auto_scale(exp, scale, results)
+        except ValueError as e:  # over every experiment, one without that scale is skipped
+            if part:
+                raise
+            print(f"{exp.name}: skipped ({e})")
+            continue
         recs = collect(exp, s, results)
         if exp.render is None:
             continue
         if not any(r.ok for r in recs):
             if recs:  # every cell ran and ended not_run or failed: say why, not "run it"
-                why = sorted({r.reason.splitlines()[0].split(". ")[0][:120].rstrip(" :;,")
-                              for r in recs})
+                why = sorted({shorten(first_sentence(r.reason), 160) for r in recs})
                 print(f"{exp.name} [{s}]: {len(recs)} cells, none with a result "
                       f"({'; '.join(why[:2])}); nothing rendered")
             else:
@@ -49,9 +72,10 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
                       f"{s}`); nothing rendered")
             continue
         complete = is_complete(exp, s, recs)
-        folder = outputs_folder(out, s == "smoke", complete, used)
+        folder = outputs_folder(out, s == "smoke", complete, used, part)
         note = "; ".join(sorted({r.stale_note for r in recs if r.ok and r.stale_note}))
-        with rendering_stale(note), rendering_coverage(coverage_of(exp, s, recs)):
+        with rendering_stale(note), rendering_coverage(coverage_of(exp, s, recs)), \
+                rendering_smoke(s == "smoke"):
             written = exp.render(recs, folder, s)
         ledger = write_ledger(exp, s, every_reading(exp, s, results, recs), folder)
         written += [ledger] if ledger is not None else []

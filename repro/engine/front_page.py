@@ -27,9 +27,12 @@ def _group(name: str) -> str:
 
 
 def _first_clause(reason: str) -> str:
-    """A reason's first clause, without its links (``"; see docs/..."``)."""
-    text = str(reason or "").splitlines()[0] if reason else ""
-    text = re.split(r";\s*see |;\s*docs/|\s*see docs/", text)[0].strip().rstrip(";.")
+    """A reason's first sentence, without its links (``"; see docs/..."``) or the list of
+    places looked in, whole (never cut mid-word).
+    """
+    from repro.engine.why import first_sentence
+
+    text = re.split(r";\s*docs/", first_sentence(reason))[0].strip().rstrip(";.")
     return text.removeprefix("not run: ").strip() or "no records"
 
 
@@ -150,9 +153,41 @@ def declared_cells(exp: Experiment, scale: str) -> int | None:
         return None
 
 
+def _table_link(anchors: dict[str, str], name: str, table: str) -> str:
+    """``comparison.md#<the section of this table, primary reading>`` (the page when absent)."""
+    for heading, slug in anchors.items():
+        if (heading.startswith(f"{name} — ") and "(reading " not in heading
+                and heading.rsplit(", ", 1)[-1] == str(table)):
+            return f"comparison.md#{slug}"
+    return "comparison.md"
+
+
+def _coverage(exp: Experiment | None, scale_recs: tuple, src: list[dict]) -> str:
+    """``; from k of N cells`` where cells lack a result; a figure judged from a committed
+    per-seed table (no run records here) says that instead of ``0 of N cells``.
+    """
+    if exp is None or not scale_recs[0]:
+        return ""
+    ok = sum(r.ok for r in scale_recs[1])
+    n = declared_cells(exp, scale_recs[0])
+    if n is None or ok >= n:
+        return ""
+    made = {str(r.get("made_by", "")) for r in src if r.get("verdict") != "not_run"}
+    if ok == 0 and made and all(m.startswith(KEPT_PREFIX + "figures/") for m in made):
+        return "; judged from the committed per-seed table (no run records here)"
+    return f"; from {ok} of {n} cells"
+
+
 def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str, list]],
-               comparison: list[dict], claims: list[dict]) -> list[str]:
-    """The front table (one row per paper table and figure) and one sentence per paper."""
+               comparison: list[dict], claims: list[dict], out_dir=None) -> list[str]:
+    """The front table (one row per paper table and figure: its answer under the primary
+    reading and one sentence of why, linked to its section) and one sentence per paper.
+    """
+    from pathlib import Path
+
+    from repro.engine.why import figure_why, heading_anchors, html_anchor, table_why
+
+    anchors = heading_anchors(Path(out_dir) / "comparison.md") if out_dir else {}
     rows = [r for r in comparison if is_primary(r)]
     cls = [c for c in claims if is_primary(c)]
     by_table: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -163,8 +198,8 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
         claims_of[c["experiment"]].append(c)
     names = sorted({n for n in experiments} | {e for e, _ in by_table}
                    | set(claims_of))
-    lines = ["| paper | table / figure | verdict | claims that hold | scale | reading "
-             "| made by |", "|---|---|---|---|---|---|---|"]
+    lines = ["| paper | table / figure | answer (primary reading) | why | claims that hold "
+             "| scale | made by |", "|---|---|---|---|---|---|---|"]
     per_paper: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for name in names:
         g = _group(name)
@@ -183,12 +218,6 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
                       f"{ccount['pass']} of {judged}"
                       + (f" ({undecided} more inconclusive or not run)" if undecided else ""))
         scale_recs = records.get(name, ("", []))
-        coverage = ""
-        if name in records and exp is not None:
-            ok = sum(r.ok for r in scale_recs[1])
-            n = declared_cells(exp, scale_recs[0])
-            if n is not None and ok < n:
-                coverage = f"; from {ok} of {n} cells"
         stale = "; ".join(sorted({r.stale_note for r in scale_recs[1]
                                   if getattr(r, "ok", False) and getattr(r, "stale_note", "")}))
         items = [(t, by_table[(name, t)]) for t in tables] or [("", [])]
@@ -198,21 +227,30 @@ def front_page(experiments: dict[str, Experiment], records: dict[str, tuple[str,
                 why = next((_first_clause(r.get("reason", "")) for r in trs
                             if r["verdict"] == "not_run"), "")
                 verdict = verdict_words(counts, why)
+                because = (f"{table_why(trs, why)} "
+                           f"[rows]({_table_link(anchors, name, table)})")
                 per_paper[g]["rows"].update(counts)
                 per_paper[g]["tables"][_kind(counts)] += 1
                 src = trs
+            elif (not cl and _coverage(exp, scale_recs, cl)
+                  and not any(r.ok for r in scale_recs[1])):
+                verdict = "not run: none of its cells has a result"  # nothing drawn
+                because = "none of its cells has a record here"
+                per_paper[g]["figures"]["not run"] += 1
+                src = cl
             else:
                 verdict = claim_words(ccount, cwhy)
+                because = f"{figure_why(cl, cwhy)} [claims](#{html_anchor(name)})"
                 per_paper[g]["figures"][_claim_kind(ccount)] += 1
                 src = cl
             scales = sorted({str(r.get("scale", "")) for r in src if r.get("scale")})
-            readings = sorted({READING_WORDS.get(str(r["reading"]), str(r["reading"]))
-                               for r in src if r.get("reading")})
-            made = {str(r.get("made_by", "")) for r in src if r.get("verdict") != "not_run"}
+            # records of older code stand for the cells: said even where no claim was judged
+            made = {str(r.get("made_by", "")) for r in src
+                    if r.get("verdict") != "not_run" or stale}
             lines.append("| " + " | ".join(_cell(x) for x in (
                 _paper_short(g), _label(exp, name, table, len(items) > 1),
-                verdict + coverage, claim_text, ", ".join(scales) or "—",
-                ", ".join(readings) or (exp.primary_reading.id if exp else "—"),
+                verdict + _coverage(exp, scale_recs, src), because, claim_text,
+                ", ".join(scales) or "—",
                 made_by_words(made - {""}, stale) + _rejudged_words(src))) + " |")
         per_paper[g]["claims"].update(ccount)
     sentences = [paper_sentence(g, per_paper[g]) for g in sorted(per_paper)]

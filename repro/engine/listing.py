@@ -20,23 +20,74 @@ from repro.engine.records import canonical_json
 from repro.engine.registry import library_methods, load_all
 
 
+def _hours(wall: float) -> str:
+    return f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s"
+
+
 def measured_cost(exp, results: Path | None) -> str:
-    """What the current records under ``results`` took, per scale: cells recorded of the
+    """What the current records under ``results`` took, per scale: cells with a result of the
     scale's primary-reading cells and the sum of their wall seconds (stale records not counted,
-    nor the time of a record copied from a run another experiment computed: ``shared``).
+    nor the time of a record copied from a run another experiment computed: ``shared``); cells
+    recorded without a result (not run, failed) are counted apart, never as measured.
     """
     parts = []
     for s in exp.scales:
         recs = collect(exp, s, results, include_stale=False)
-        if recs:
-            own = [r for r in recs if "shared_from" not in r.timings]
-            wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
-            shared = f" ({len(recs) - len(own)} shared with another experiment, not summed)"
-            parts.append(f"{s}: {len(recs)}/{len(exp.configs(s))} cells, "
-                         + (f"{wall / 3600:.2f} h" if wall >= 3600 else f"{wall:.0f} s")
-                         + " summed over the cells' wall times"
-                         + (shared if len(own) < len(recs) else ""))
+        if not recs:
+            continue
+        done = [r for r in recs if r.ok or diverged(r)]
+        own = [r for r in done if "shared_from" not in r.timings]
+        wall = sum(float(r.timings.get("wall_s", 0.0)) for r in own)
+        text = f"{s}: {len(done)}/{len(exp.configs(s))} cells computed"
+        if done:
+            text += f", {_hours(wall)} summed over the cells' wall times"
+            if len(own) < len(done):
+                text += f" ({len(done) - len(own)} shared with another experiment, not summed)"
+        if len(recs) > len(done):
+            text += f"; {len(recs) - len(done)} recorded without a result (not run or failed)"
+        parts.append(text)
     return "; ".join(parts)
+
+
+def status_here(exp, results: Path | None) -> str:
+    """One phrase: at ``--scale auto``, how many cells have a result here, and their time."""
+    scale = auto_scale(exp, "auto", results)
+    if scale not in exp.scales:
+        return "-"
+    recs = collect(exp, scale, results, include_stale=False)
+    total = run_cells(exp, scale)
+    if not recs:
+        away = auto_elsewhere(exp, "auto", scale)
+        return f"{scale}: no records" + ("; auto leaves it to a GPU" if away else "")
+    done = [r for r in recs if r.ok or diverged(r)]
+    wall = sum(float(r.timings.get("wall_s", 0.0)) for r in done
+               if "shared_from" not in r.timings)
+    text = f"{scale}: {len(done)} of {total} computed"
+    text += f" ({_hours(wall)})" if done else ""
+    if len(recs) > len(done):
+        text += f", {len(recs) - len(done)} not run or failed"
+    return text
+
+
+def list_summary(results: Path | None = None) -> int:
+    """``repro list``: one line per experiment (scales, cells per scale, what is recorded here
+    at ``--scale auto``), then the measured total; ``--details`` for the rest.
+    """
+    exps = load_all()
+    rows = [("experiment", "scales", "cells `run` runs", "recorded here (--scale auto)")]
+    rows += [(name, "/".join(exp.scales),
+              "/".join(str(run_cells(exp, s)) for s in exp.scales), status_here(exp, results))
+             for name, exp in exps.items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3])
+    total = measured_total(exps, results)
+    if total:
+        print(textwrap.fill(f"all at --scale auto, measured here: {total}", width=100,
+                            subsequent_indent="    "))
+    print("repro list --details: titles, declared costs, readings, what auto leaves to another "
+          "machine, and every paper's library methods")
+    return 0
 
 
 def measured_total(exps, results: Path | None) -> str:
@@ -44,8 +95,8 @@ def measured_total(exps, results: Path | None) -> str:
     records with a result or a named divergence (computed, shared; those whose config names an
     accelerator device were made elsewhere and are only counted), their wall seconds summed,
     and the span from the first
-    cell's start to the last one's finish (the run's wall time when one sitting made them all;
-    issue 33). ``""`` without records.
+    cell's start to the last one's finish (the run's wall time when one sitting made them all).
+    ``""`` without records.
     """
     from datetime import datetime
 
@@ -93,8 +144,12 @@ def run_cells(exp, scale: str) -> int:
                 for _, config in exp.reading_configs(scale, reading)})
 
 
-def list_experiments(results: Path | None = None) -> int:
-    """Print the listing (experiments, then library methods); the exit status (0)."""
+def list_experiments(results: Path | None = None, details: bool = False) -> int:
+    """Print the listing: the summary (:func:`list_summary`), or with ``details`` every
+    experiment's title, costs, readings and the library methods; the exit status (0).
+    """
+    if not details:
+        return list_summary(results)
     exps = load_all()
     rows = [("experiment", "scales", "cells `run` runs")]
     for name, exp in exps.items():
@@ -142,7 +197,7 @@ def list_experiments(results: Path | None = None) -> int:
 
 def list_methods(exps) -> None:
     """The library methods of every paper (``repro.<paper>.methods``) and the experiments
-    that run each one; a method no experiment names says so (issue 32).
+    that run each one; a method no experiment names says so.
     """
     print("\nlibrary methods (repro.<paper>.methods; a table runs the methods it names)")
     for paper, methods in library_methods().items():

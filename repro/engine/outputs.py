@@ -1,9 +1,10 @@
 """Where a command's outputs (tables, figures, comparison) are written, checked before use.
 
 :func:`outputs_folder` picks the folder (:func:`repro.core.paths.outputs_place`: ``figures/``
-for a complete run, ``figures/smoke/`` at smoke scale, ``figures/partial/`` where cells lack a
-result), says so when it is not the base folder, and checks, once per folder, that a file can
-be written in it (:func:`writable_outputs`), before anything is rendered.
+for a complete run, ``figures/smoke/`` at smoke scale, ``figures/partial/`` for a run of some
+experiments only or where cells lack a result), says so when it is not the base folder, and
+checks, once per folder, that a file can be written in it (:func:`writable_outputs`), before
+anything is rendered.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ def writable_outputs(folder: Path) -> Path:
     return folder
 
 
-def outputs_folder(out: Path | None, smoke: bool, complete: bool, used: dict) -> Path:
+def outputs_folder(out: Path | None, smoke: bool, complete: bool, used: dict,
+                   part: str = "") -> Path:
     """The folder for outputs of this kind under ``out`` (default: the figures folder), checked
-    writable the first time ``used`` (folder -> folder) meets it.
+    writable the first time ``used`` (folder -> folder) meets it; ``part``: what a partial run
+    covers (its outputs never go to the committed folder).
     """
-    place = paths.outputs_place(out, smoke=smoke, complete=complete)
+    place = paths.outputs_place(out, smoke=smoke, complete=complete, part=part)
     if place.path not in used:
         used[place.path] = writable_outputs(place.path)
         base = paths.figures_dir(out)

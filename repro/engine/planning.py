@@ -14,6 +14,7 @@ machine (:func:`register_auto_elsewhere`). Nothing here computes a cell
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from repro.engine.experiment import Experiment, cell_seed, read_as
 from repro.engine.readings import Reading
 from repro.engine.records import (
     STATUS_FAILED,
+    STATUS_NOT_RUN,
     RunRecord,
     canonical_json,
     load_record,
@@ -50,6 +52,7 @@ class PlannedCell:
     seed: int
     code: str = ""
     commit: str = ""
+    accelerator: str = ""  # the model it runs on here (Experiment.accelerator), "" the CPU
 
 
 def plan(exp: Experiment, scale: str, reading: Reading | None = None) -> list[PlannedCell]:
@@ -61,8 +64,12 @@ def plan(exp: Experiment, scale: str, reading: Reading | None = None) -> list[Pl
     reading = exp.primary_reading if reading is None else reading
     shas = data_sha256(exp)
     code, commit = code_hash(exp), git_commit()
-    return [PlannedCell(c, record_key(exp.name, c, shas, code), cell_seed(exp.name, base), code,
-                        commit) for base, c in exp.reading_configs(scale, reading)]
+    out = []
+    for base, c in exp.reading_configs(scale, reading):
+        acc = exp.accelerator(c) if exp.accelerator is not None else ""
+        out.append(PlannedCell(c, record_key(exp.name, c, shas, code, acc),
+                               cell_seed(exp.name, base), code, commit, acc))
+    return out
 
 
 def plan_readings(exp: Experiment, scale: str, which: str | None = "all") -> list[PlannedCell]:
@@ -76,27 +83,61 @@ def plan_readings(exp: Experiment, scale: str, which: str | None = "all") -> lis
 
 def stale_records(exp: Experiment, scale: str, out: Path | None = None,
                   cells: list[PlannedCell] | None = None) -> dict[str, RunRecord]:
-    """Planned key -> the newest record of that cell made by other code (same config and data,
-    another key), for the cells that have no current record (default cells: the primary
-    reading's).
+    """Planned key -> the record shown for a cell that has no current record (default cells:
+    the primary reading's): the best record of the same config and data at another key.
+
+    A record of this code made on an accelerator this machine lacks (the cell names a device
+    and plans no accelerator here) is this code's result: shown as current (``stale_note``
+    ``""``) if it was made on the accelerator model that made most of the grid's such records,
+    so a grid shows one model's numbers. Any other is marked and never shown as current: made
+    by other code (``stale (code <hash>)``), or on another accelerator than this machine's or
+    than the rest of the grid's. A ``not_run`` record at the planned key (nothing computed,
+    e.g. a GPU cell on a CPU machine) does not hide a result found this way.
     """
     out = Path(out) if out is not None else results_dir()
     cells = plan(exp, scale) if cells is None else cells
-    current = {c.key for c in cells if record_path(out, exp.name, c.key).is_file()}
     by_ident: dict[str, list[RunRecord]] = {}
     for rec in scan_records(out, exp.name):
         by_ident.setdefault(canonical_json([rec.config, rec.data]), []).append(rec)
     shas = data_sha256(exp)
-    stale = {}
+    found = []
     for c in cells:
-        if c.key in current:
-            continue
         old = [r for r in by_ident.get(canonical_json([c.config, shas]), []) if r.key != c.key]
         if old:
-            rec = max(old, key=lambda r: str(r.timings.get("finished", "")))
-            rec.stale_note = stale_note(rec.code)
-            stale[c.key] = rec
+            found.append((c, old))
+    models = Counter(r.accelerator for c, old in found for r in old
+                     if _elsewhere(r, c) and r.ok)
+    chosen = max(models, key=lambda m: (models[m], m)) if models else ""
+
+    def current(r: RunRecord, c: PlannedCell) -> bool:
+        return _elsewhere(r, c) and r.accelerator == chosen
+
+    stale = {}
+    for c, old in found:
+        here = load_record(record_path(out, exp.name, c.key))
+        if here is not None and here.status != STATUS_NOT_RUN:
+            continue
+        if here is not None:  # a not_run record: only a result replaces it
+            old = [r for r in old if r.ok or diverged(r)]
+            if not old:
+                continue
+        rec = max(old, key=lambda r: (current(r, c), str(r.timings.get("finished", ""))))
+        rec.stale_note = ("" if current(rec, c) else stale_note(rec.code)
+                          if rec.code != c.code or rec.accelerator == c.accelerator else
+                          f"stale (made on {rec.accelerator or 'the CPU'}, not on "
+                          f"{c.accelerator or chosen or 'the CPU'} as "
+                          f"{'here' if c.accelerator else 'the rest of the grid'})")
+        stale[c.key] = rec
     return stale
+
+
+def _elsewhere(rec: RunRecord, cell: PlannedCell) -> bool:
+    """Whether ``rec`` is this code's result of ``cell`` made on an accelerator this machine
+    lacks: the cell's config names a device other than the CPU, no accelerator is planned for
+    it here, and ``rec`` was made by the same code on a named accelerator.
+    """
+    return (rec.code == cell.code and bool(rec.code) and bool(rec.accelerator)
+            and not cell.accelerator and str(cell.config.get("device", "cpu")) != "cpu")
 
 
 def auto_scale(exp: Experiment, scale: str, out: Path | None = None) -> str:
@@ -156,7 +197,7 @@ def collect(exp: Experiment, scale: str, out: Path | None = None, *,
     stale = stale_records(exp, scale, out, cells) if include_stale else {}
     recs = []
     for c in cells:
-        rec = load_record(record_path(out, exp.name, c.key)) or stale.get(c.key)
+        rec = stale.get(c.key) or load_record(record_path(out, exp.name, c.key))
         if rec is not None:
             recs.append(rec)
     return read_records(recs, reading)

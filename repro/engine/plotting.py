@@ -20,12 +20,18 @@ has to remember it), and what a renderer calls where it has the data:
   (black-edged stars, no line), :func:`plot_paper_curve` draws a curve whose values the paper
   prints (dashed); both carry the gid ``"paper"`` so that a test can read them back;
 - **the scale, in words**: titles say ``scale: paper`` (:func:`scale_text`), never a bare
-  ``(paper)`` that reads as "the paper's values".
+  ``(paper)`` that reads as "the paper's values";
+- **smoke is marked**: a figure rendered from smoke records (within :func:`rendering_smoke`,
+  which ``repro figures`` sets, or titled ``scale: smoke``) carries a large translucent
+  diagonal "SMOKE" across it and a red title that starts "SMOKE RUN, not a result"
+  (:func:`mark_smoke`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -266,6 +272,37 @@ def _column_has_xlabel_below(fig, ax) -> bool:
     return False
 
 
+RENDERING_SMOKE: ContextVar[bool] = ContextVar("rendering_smoke", default=False)
+SMOKE_WORD = "SMOKE"
+SMOKE_TITLE = "SMOKE RUN, not a result"
+
+
+@contextlib.contextmanager
+def rendering_smoke(smoke: bool):
+    """Within: every figure saved is marked as a smoke figure when ``smoke``."""
+    token = RENDERING_SMOKE.set(bool(smoke))
+    try:
+        yield
+    finally:
+        RENDERING_SMOKE.reset(token)
+
+
+def _is_smoke(fig) -> bool:
+    titles = [fig._suptitle.get_text() if fig._suptitle else ""]
+    titles += [ax.get_title() for ax in fig.get_axes()]
+    return RENDERING_SMOKE.get() or any("scale: smoke" in t for t in titles)
+
+
+def mark_smoke(fig) -> None:
+    """A large translucent "SMOKE" across the figure and a red line above its title."""
+    w, h = fig.get_size_inches()
+    fig.text(0.5, 0.5, SMOKE_WORD, transform=fig.transFigure, ha="center", va="center",
+             rotation=20, fontsize=16 * min(w, h), fontweight="bold", color="tab:red",
+             alpha=0.13, zorder=1000, gid="smoke")
+    title = fig._suptitle.get_text() if fig._suptitle else ""
+    fig.suptitle(f"{SMOKE_TITLE}: {title}".strip(" :"), color="tab:red")
+
+
 def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     """Save ``fig`` as ``<stem>.png`` and ``<stem>.pdf``; refuse a figure missing its labels.
 
@@ -290,6 +327,8 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     if RENDERING_STALE.get():  # records made by other code: say so in the title
         title = fig._suptitle.get_text() if fig._suptitle else ""
         fig.suptitle(f"{title} [{RENDERING_STALE.get()}]".strip(), color="tab:red")
+    if _is_smoke(fig):  # never mistaken for a result at the paper's scale
+        mark_smoke(fig)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -81,9 +81,12 @@ def versions() -> dict[str, str]:
 
 
 def record_key(experiment: str, config: dict, data_sha256: dict[str, str],
-               code: str = "") -> str:
-    """Hash of config + package version + data sha256s + code identity: where the record lives
-    on disk. (The cell's seed is derived from the config alone, never from this key.)
+               code: str = "", accelerator: str = "") -> str:
+    """Hash of config + package version + data sha256s + code identity + the accelerator model
+    the cell ran on (``""`` for the CPU, which leaves the key as it was before accelerators were
+    named): where the record lives on disk. Two GPU models give different last bits, so their
+    records never share a key. (The cell's seed is derived from the config alone, never from
+    this key.)
     """
     ident = canonical_json({
         "experiment": experiment,
@@ -91,6 +94,7 @@ def record_key(experiment: str, config: dict, data_sha256: dict[str, str],
         "fedrepro": versions()["fedrepro"],
         "data": data_sha256,
         **({"code": code} if code else {}),
+        **({"accelerator": accelerator} if accelerator else {}),
     })
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
@@ -115,6 +119,9 @@ class RunRecord:
     data: dict[str, str] = field(default_factory=dict)
     code: str = ""  # sha256 of the sources the cell executed (repro.engine.code_identity)
     commit: str = ""  # git commit of the checkout that ran it ("" outside a checkout)
+    # the accelerator model it ran on, part of its key (e.g. "NVIDIA H100 80GB HBM3"); "" for
+    # the CPU, and then not written, so a CPU record's file is what it was before the field
+    accelerator: str = ""
     # set when loaded: "" for a current record, "stale (code <hash>)" for one made by other
     # code that is shown because no current record exists; never saved
     stale_note: str = field(default="", compare=False, repr=False)
@@ -126,6 +133,8 @@ class RunRecord:
     def to_json(self) -> str:
         d = _plain(dataclasses.asdict(self))
         d.pop("stale_note")
+        if not d["accelerator"]:
+            d.pop("accelerator")
         d["metrics"] = {k: _json_float(v) for k, v in d["metrics"].items()}
         d["curves"] = {k: [_json_float(v) for v in vs] for k, vs in d["curves"].items()}
         return json.dumps(d, indent=1, sort_keys=True)

@@ -234,13 +234,18 @@ def coverage_text(declared: Sequence[dict], recorded: Sequence[dict]) -> str:
 
 def coverage_of(exp, scale: str, records: Sequence) -> str:
     """:func:`coverage_text` of an experiment's records at ``scale`` against the cells it
-    declares there (``""`` where it declares none it can list).
+    declares there (``""`` where it declares none it can list), with how many of the cells
+    without a result diverged (a named divergence: final, a rerun gives it again).
     """
+    from repro.engine.planning import diverged
+
     try:
         declared = exp.configs(scale)
     except (ValueError, KeyError, OSError):  # an undeclared scale, a data-dependent grid
         return ""
-    return coverage_text(declared, [r.config for r in records if getattr(r, "ok", False)])
+    text = coverage_text(declared, [r.config for r in records if getattr(r, "ok", False)])
+    n_div = sum(diverged(r) for r in records)
+    return text + (f" ({n_div} diverged: final, no result to show)" if text and n_div else "")
 
 
 @contextmanager

@@ -27,6 +27,9 @@ from pathlib import Path
 from joblib import Parallel, delayed
 
 from repro.core.data.store import DataFileMissing
+from repro.core.paths import figures_dir
+from repro.core.validation import DivergenceError
+from repro.engine.cell_order import ledger_costs, longest_first
 from repro.engine.executors import (
     BACKENDS,
     check_executor,
@@ -63,6 +66,7 @@ from repro.engine.records import (
     save_record,
     versions,
 )
+from repro.engine.why import plain_numbers
 
 # the sweep, and (re-exported) what it plans and claims: ``repro.engine.runner`` stays the one
 # import of a caller that runs cells
@@ -109,7 +113,7 @@ def compute_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool
     ctx = RunContext(exp.name, cell.config, cell.seed, code=cell.code, results=Path(out))
     rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
                     versions=versions(), data=data_sha256(exp), code=cell.code,
-                    commit=cell.commit)
+                    commit=cell.commit, accelerator=cell.accelerator)
     t0 = time.perf_counter()
     with limit_threads():
         try:
@@ -129,8 +133,12 @@ def compute_cell(exp: Experiment, cell: PlannedCell, out: Path, keep_going: bool
                 raise
             LOGGER.exception("%s %s failed", exp.name, cell.config)
             rec.status = STATUS_FAILED
-            rec.reason = f"failed: {type(exc).__name__}: " + (str(exc).splitlines() or [""])[0]
+            # a raw float repr in the message (9.347403948608557e+16) said to 4 digits
+            rec.reason = f"failed: {type(exc).__name__}: " + plain_numbers(
+                (str(exc).splitlines() or [""])[0])
             result = None
+            if isinstance(exc, DivergenceError):  # the curves up to it: drawn as ended there
+                rec.curves = {k: [float(x) for x in v] for k, v in ctx.curves.items()}
     if result is not None:
         if not isinstance(result, CellResult):
             raise TypeError(f"{exp.name}.run_cell must return CellResult, got {type(result)}")
@@ -202,12 +210,18 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
             if rec is not None and (rec.ok or diverged(rec)):  # a divergence is final
                 done[(exp.name, cell.key)] = rec
                 continue
+            shown = old.get(cell.key)
+            if (not force and shown is not None and not shown.stale_note
+                    and (shown.ok or diverged(shown))):
+                # this code's result, made on an accelerator this machine lacks: current here
+                done[(exp.name, cell.key)] = shown
+                continue
             if away:  # `auto` leaves it to another machine: not_run, never computed here
                 done[(exp.name, cell.key)] = left_elsewhere(exp, cell, out, away,
                                                             old.get(cell.key))
                 how[(exp.name, COMPUTED)] += 1
                 continue
-            stale[exp.name] += cell.key in old
+            stale[exp.name] += cell.key in old and bool(old[cell.key].stale_note)
             if exp.shared_cells:
                 ident = canonical_json([exp.shared_cells, cell.config, shas, cell.code])
                 if ident in first:  # the same run, planned by another experiment of the group
@@ -226,6 +240,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
             if jobs == 1 and backend == "loky":
                 results = (run_cell(exp, c, out, keep_going, force) for exp, c in todo)
             elif todo:
+                todo = longest_first(todo, ledger_costs(figures_dir()))
                 stack.enter_context(executor(backend, jobs, address))
                 # Ray's joblib backend returns lists only: the bar then moves at the end, while
                 # records are still written by the workers as each cell finishes.
@@ -286,7 +301,7 @@ def left_elsewhere(exp: Experiment, cell: PlannedCell, out: Path, why: str,
     rec = RunRecord(experiment=exp.name, config=cell.config, key=cell.key, seed=cell.seed,
                     status=STATUS_NOT_RUN, reason="needs an accelerator: " + why,
                     versions=versions(), data=data_sha256(exp), code=cell.code,
-                    commit=cell.commit,
+                    commit=cell.commit, accelerator=cell.accelerator,
                     timings={"wall_s": 0.0, "finished": datetime.now(timezone.utc).isoformat(
                         timespec="seconds")})
     if stale is None or not stale.ok:

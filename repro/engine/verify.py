@@ -1,24 +1,19 @@
-"""Spot-checks of committed results: a ledger of every rendered cell, and ``repro verify``.
+"""``repro verify``: recompute committed cells and say, per cell, how they agree.
 
-``repro figures`` writes, beside an experiment's tables, ``cells/<experiment>.csv``: one row per
-cell it rendered from (every reading's cells), with the cell's key, seed, code identity, commit,
-config, its wall time, every metric at full precision (JSON, the record's own numbers) and the
-sha256 of its curves. The ledger is committed with the figures, so anyone can pick a committed
-number and recompute the cell that made it without the run records (which are not committed).
-
-:func:`verify` recomputes a sample of ledger rows with today's code and says, per cell,
-``equal`` (every metric bitwise, the curves' hash too), ``different`` (with both numbers of
-each differing metric) or ``stale code`` (the code identity of the cell's import closure moved
-since the ledger was written: the cell is recomputed all the same and the comparison shown, but
-a stale row is never counted as equal).
+:func:`verify` recomputes a sample of the ledger's rows (:mod:`repro.engine.ledger`) with
+today's code and holds each value to the committed one within the tolerance of
+:mod:`repro.engine.tolerance` (:func:`repro.engine.agreement.cell_agreement`). Per cell:
+``bitwise equal``, ``equal within tolerance`` (with the largest difference and its bound),
+``different`` (each value beyond its bound, both numbers), ``curves unchecked`` (an old-format
+ledger whose curves differ bitwise) or ``stale code`` (the code identity of the cell's import
+closure moved since the ledger was written: the cell is recomputed all the same and the
+agreement shown, but a stale row never counts as agreeing). Exit status 0 when every cell
+drawn is bitwise equal or equal within tolerance.
 """
 
 from __future__ import annotations
 
-import csv
-import fnmatch
-import hashlib
-import json
+import difflib
 import math
 import sys
 import tempfile
@@ -28,107 +23,63 @@ from pathlib import Path
 import numpy as np
 
 from repro.core import paths
+from repro.engine.agreement import CellAgreement, cell_agreement, largest_line, tolerance_line
 from repro.engine.experiment import Experiment
-from repro.engine.records import RunRecord, canonical_json
+from repro.engine.ledger import (
+    LEDGER_DIR,
+    LedgerRow,
+    curves_sha256,
+    ledger_experiments,
+    read_ledger,
+    write_ledger,
+)
+from repro.engine.records import canonical_json
 from repro.engine.registry import load_all
+from repro.engine.tolerance import BEYOND, BITWISE, WITHIN, tolerance_for
 
-__all__ = ["LEDGER_DIR", "LedgerRow", "Outcome", "read_ledger", "verify", "write_ledger"]
+__all__ = ["AGREE", "DIFFERENT", "EQUAL", "LEDGER_DIR", "STALE", "WITHIN_TOLERANCE",
+           "LedgerRow", "Outcome", "curves_sha256", "read_ledger", "verify", "write_ledger"]
 
-LEDGER_DIR = "cells"
-COLUMNS = ("experiment", "scale", "key", "seed", "code", "commit", "wall_s", "config",
-           "metrics", "curves_sha256")
-EQUAL, DIFFERENT, STALE = "equal", "different", "stale code"
-
-
-def _number(x: float):
-    """A metric as JSON: finite floats exactly (repr round-trips), non-finite as strings."""
-    x = float(x)
-    return x if math.isfinite(x) else repr(x)
-
-
-def curves_sha256(curves: dict[str, list[float]]) -> str:
-    """sha256 of the curves, bitwise (float64 bytes in key order)."""
-    h = hashlib.sha256()
-    for k in sorted(curves):
-        h.update(k.encode() + b"\0")
-        h.update(np.asarray(curves[k], dtype=np.float64).tobytes())
-    return h.hexdigest()
-
-
-def write_ledger(exp: Experiment, scale: str, records: list[RunRecord], out: Path) -> Path | None:
-    """Write ``out/cells/<experiment>.csv`` from the records with a result (None: none)."""
-    ok = sorted((r for r in records if r.ok), key=lambda r: r.key)
-    if not ok:
-        return None
-    folder = Path(out) / LEDGER_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{exp.name}.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in ok:
-            w.writerow([exp.name, scale, r.key, r.seed, r.code, r.commit,
-                        f"{float(r.timings.get('wall_s', math.nan)):.3f}",
-                        canonical_json(r.config),
-                        json.dumps({k: _number(v) for k, v in sorted(r.metrics.items())}),
-                        curves_sha256(r.curves)])
-    return path
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    experiment: str
-    scale: str
-    key: str
-    seed: int
-    code: str
-    commit: str
-    wall_s: float
-    config: dict
-    metrics: dict
-    curves_sha256: str
-    where: str = ""  # file:line, for messages
-
-
-def read_ledger(figures: Path, pattern: str = "*") -> list[LedgerRow]:
-    """Every ledger row under ``figures/cells/`` of the experiments matching ``pattern``."""
-    rows = []
-    for path in sorted((Path(figures) / LEDGER_DIR).glob("*.csv")):
-        if not fnmatch.fnmatchcase(path.stem, pattern):
-            continue
-        with open(path, newline="") as f:
-            for line, r in enumerate(csv.DictReader(f), start=2):
-                try:
-                    rows.append(LedgerRow(
-                        r["experiment"], r["scale"], r["key"], int(r["seed"]), r["code"],
-                        r["commit"], float(r["wall_s"]), json.loads(r["config"]),
-                        json.loads(r["metrics"]), r["curves_sha256"], f"{path}:{line}"))
-                except (KeyError, ValueError) as exc:
-                    raise ValueError(f"{path}:{line}: not a ledger row ({exc}); rewrite the "
-                                     f"ledger with `repro figures`") from None
-    return rows
+EQUAL, WITHIN_TOLERANCE, DIFFERENT, STALE = BITWISE, WITHIN, BEYOND, "stale code"
+AGREE = (EQUAL, WITHIN_TOLERANCE)
+SHOWN = 6  # differing values printed per cell
 
 
 @dataclass
 class Outcome:
     row: LedgerRow
     verdict: str
-    differences: list[tuple[str, object, object]] = field(default_factory=list)
+    cell: CellAgreement = field(default_factory=CellAgreement)
     note: str = ""
     seconds: float = math.nan
+
+    @property
+    def differences(self) -> list[tuple[str, object, object]]:
+        """``(name, committed, recomputed)`` of every value beyond its tolerance."""
+        return [(a.name, a.committed, a.now) for a in self.cell.beyond]
 
     def line(self) -> str:
         cell = f"{self.row.experiment} {self.row.key[:12]} {canonical_json(self.row.config)}"
         if len(cell) > 150:
             cell = cell[:147] + "..."
-        text = f"{self.verdict:<10} {cell} ({self.seconds:.1f} s)"
-        for name, committed, now in self.differences[:6]:
-            text += f"\n    {name}: committed {committed!r}, recomputed {now!r}"
-        if len(self.differences) > 6:
-            text += f"\n    ... and {len(self.differences) - 6} more"
-        if self.note:
-            text += f"\n    {self.note}"
+        text = f"{self.verdict:<22} {cell} ({self.seconds:.1f} s)\n    {largest_line(self.cell)}"
+        for a in self.cell.beyond[:SHOWN]:
+            bound = f", bound {a.bound:.3g}" if math.isfinite(a.delta) else ""
+            text += f"\n    {a.name}: committed {a.committed!r}, recomputed {a.now!r}{bound}"
+        if len(self.cell.beyond) > SHOWN:
+            text += f"\n    ... and {len(self.cell.beyond) - SHOWN} more"
+        for note in (self.cell.note, self.note):
+            if note:
+                text += f"\n    {note}"
+        if self.verdict == DIFFERENT:
+            notes = {tol_note(self.row.experiment, a.name) for a in self.cell.beyond}
+            text += "".join(f"\n    {n}" for n in sorted(notes - {""}))
         return text
+
+
+def tol_note(experiment: str, name: str) -> str:
+    """What the tolerance of a differing value adds (non-convex training), else ``""``."""
+    return tolerance_for(experiment, name.removeprefix("curve ").split(" ")[0]).note
 
 
 def recomputable_here(row: LedgerRow) -> bool:
@@ -157,19 +108,6 @@ def sample_rows(rows: list[LedgerRow], n: int, seed: int = 0,
     return [pool[i] for i in sorted(idx)]
 
 
-def _compare(row: LedgerRow, rec: RunRecord) -> list[tuple[str, object, object]]:
-    diffs = []
-    now = {k: _number(v) for k, v in rec.metrics.items()}
-    for name in sorted(set(row.metrics) | set(now)):
-        if row.metrics.get(name, "absent") != now.get(name, "absent"):
-            diffs.append((name, row.metrics.get(name, "absent"), now.get(name, "absent")))
-    if rec.ok and curves_sha256(rec.curves) != row.curves_sha256:
-        diffs.append(("curves (sha256)", row.curves_sha256[:12], curves_sha256(rec.curves)[:12]))
-    if not rec.ok:
-        diffs.append(("status", "ok", f"{rec.status}: {rec.reason.splitlines()[0][:100]}"))
-    return diffs
-
-
 def verify_row(row: LedgerRow, exps: dict[str, Experiment]) -> Outcome:
     """Recompute one ledger row's cell with today's code (in a temporary results folder)."""
     from repro.engine.executors import limit_threads
@@ -188,16 +126,16 @@ def verify_row(row: LedgerRow, exps: dict[str, Experiment]) -> Outcome:
                                              f"cell with this config at scale {row.scale}")
     with tempfile.TemporaryDirectory(prefix="fedrepro-verify-") as tmp, limit_threads():
         rec = compute_cell(exp, cell, Path(tmp), keep_going=True)
-    diffs = _compare(row, rec)
+    agreed = cell_agreement(row, rec.metrics, rec.curves, rec.status, rec.reason)
     notes = []
     if cell.seed != row.seed:
-        diffs.append(("seed", row.seed, cell.seed))
-    verdict = DIFFERENT if diffs else EQUAL
+        notes.append(f"seed {row.seed} in the ledger, {cell.seed} now")
+    verdict = DIFFERENT if cell.seed != row.seed else agreed.verdict
     if cell.code != row.code:
         verdict = STALE
         notes.append(f"code {row.code[:12]} in the ledger, {cell.code[:12]} now; the "
-                     f"recomputation {'differs' if diffs else 'is equal'}")
-    return Outcome(row, verdict, diffs, "; ".join(notes),
+                     f"recomputation is {agreed.verdict}")
+    return Outcome(row, verdict, agreed, "; ".join(notes),
                    float(rec.timings.get("wall_s", math.nan)))
 
 
@@ -212,27 +150,43 @@ def verify(rows: list[LedgerRow], exps: dict[str, Experiment], echo=None) -> lis
     return outcomes
 
 
+def _no_rows(name: str, figures: Path) -> int:
+    """Say there is nothing to verify for ``name``, with the names that come closest."""
+    known = ledger_experiments(figures)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = (f"; did you mean {' or '.join(close)}?" if close else
+            f"; ledgers here: {', '.join(known)}" if known else " (written by `repro figures`)")
+    print(f"no ledger rows for {name!r} under {figures / LEDGER_DIR}{hint}", file=sys.stderr)
+    return 2
+
+
 def verify_command(name: str, sample: int, seed: int, max_seconds: float,
                    out: Path | None) -> int:
-    """``repro verify``: recompute a sample of the ledger's cells and print one line each,
-    then the counts; the exit status (0 when every recomputed cell is equal, 2 without a
-    ledger row, else 1).
+    """``repro verify``: recompute a sample of the ledger's cells and print two lines each,
+    then the counts; the exit status (0 when every recomputed cell agrees within tolerance,
+    2 without a ledger row, else 1).
     """
     figures = paths.figures_dir(out)
     rows = read_ledger(figures, name)
     if not rows:
-        print(f"no ledger rows for {name!r} under {figures / 'cells'} (written by "
-              "`repro figures`)", file=sys.stderr)
-        return 2
+        return _no_rows(name, figures)
     chosen = sample_rows(rows, sample if sample > 0 else len(rows), seed, max_seconds)
     away = sum(not recomputable_here(r) for r in rows)
     away_text = (f"; {away} made on an accelerator this machine lacks are not drawn" if away
                  else "")
-    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / 'cells'}"
+    old = sum(r.old_format for r in rows)
+    print(f"recomputing {len(chosen)} of {len(rows)} committed cells ({figures / LEDGER_DIR}"
           f"{away_text})", flush=True)
+    print(tolerance_line(), flush=True)
+    if old:
+        print(f"{old} of these ledger rows are of the old format (curves kept as a sha256 "
+              "only): their curves compare bitwise, not within tolerance", flush=True)
     outcomes = verify(chosen, load_all(), echo=lambda o: print(o.line(), flush=True))
-    counts = {}
+    counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.verdict] = counts.get(o.verdict, 0) + 1
     print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
-    return 0 if counts.get(EQUAL, 0) == len(outcomes) else 1
+    bad = [o for o in outcomes if o.verdict not in AGREE]
+    for o in bad:
+        print(f"not agreeing: {o.row.experiment} {o.row.key[:12]} ({o.verdict}; {o.row.where})")
+    return 0 if not bad else 1

@@ -89,7 +89,8 @@ class MLPBlock:
         self.fan_in = [m, m, widths[0], widths[0], widths[1], widths[1]]
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.dim = sum(self.sizes)
-        self._recorded = None  # (theta, leaf, output) of the last forward on X (see forward)
+        self._recorded = None  # the theta of the last forward on X (see forward)
+        self._acts = None      # that pass's activations, and the backward's scratch
 
     def init(self, generator) -> object:
         """PyTorch's ``nn.Linear`` default: weights and biases ~ U(+-1/sqrt(fan_in))."""
@@ -102,39 +103,95 @@ class MLPBlock:
         return torch.cat(parts)
 
     def _net(self, theta, X):
+        """The network by plain torch operations (autograd-traceable): the per-sample oracle
+        :meth:`vjp_loop` and evaluation on new rows use it.
+        """
         torch = self.torch
-        p = torch.split(theta, self.sizes)
-        W = [t.reshape(s) for t, s in zip(p, self.shapes, strict=True)]
+        W = self._weights(theta)
         h = torch.relu(X @ W[0].T + W[1])
         h = torch.relu(h @ W[2].T + W[3])
         return (h @ W[4].T + W[5])[:, 0]
 
+    def _weights(self, theta):
+        return [t.reshape(s) for t, s in zip(self.torch.split(theta, self.sizes), self.shapes,
+                                             strict=True)]
+
+    def _buffers(self):
+        """The activations of the last pass on the party's own rows, kept across calls (a
+        fresh 40000 x 32 tensor per layer and call was paged in anew each time: about as long
+        as the layer's product).
+        """
+        if self._acts is None:
+            torch = self.torch
+            n = self.X.shape[0]
+            h1, h2 = self.shapes[0][0], self.shapes[2][0]
+            self._acts = [torch.empty(n, h1, dtype=self.dtype),
+                          torch.empty(n, h2, dtype=self.dtype),
+                          torch.empty(n, 1, dtype=self.dtype),
+                          torch.empty(n, h2, dtype=self.dtype),
+                          torch.empty(n, h1, dtype=self.dtype)]
+        return self._acts
+
+    def _forward_own(self, theta):
+        """``g(theta; X)`` on the party's own rows into the kept buffers:
+        ``A1 = relu(X W0ᵀ + b0)``, ``A2 = relu(A1 W1ᵀ + b1)``, ``out = A2 W2ᵀ + b2``.
+        """
+        torch = self.torch
+        W = self._weights(theta)
+        A1, A2, out, _, _ = self._buffers()
+        torch.addmm(W[1], self.X, W[0].T, out=A1).relu_()
+        torch.addmm(W[3], A1, W[2].T, out=A2).relu_()
+        torch.addmm(W[5], A2, W[4].T, out=out)
+        return out[:, 0]
+
     def forward(self, theta, X=None) -> np.ndarray:
-        """``g(theta; X)``. On the party's own ``X`` the pass is recorded, and the next
-        :meth:`vjp` at the same ``theta`` (the next round's, for a passive party) reuses it
-        instead of running the network again: one forward pass per step, not two, with the
-        same kernels on the same inputs, so the results are bitwise those of a fresh pass.
+        """``g(theta; X)``. On the party's own ``X`` the activations are kept, and the next
+        :meth:`vjp` at the same ``theta`` (the next round's, for a passive party) reuses them
+        instead of running the network again: one forward pass per step, not two.
         """
         torch = self.torch
         if X is not None:
             with torch.no_grad():
                 Xt = torch.as_tensor(np.asarray(X), dtype=self.dtype)
                 return self._net(theta, Xt).double().numpy()
-        th = theta.detach().requires_grad_(True)
-        out = self._net(th, self.X)
-        self._recorded = (theta, th, out)
-        return out.detach().double().numpy()
+        with torch.no_grad():
+            out = self._forward_own(theta)
+        self._recorded = theta
+        return out.to(self.torch.float64, copy=True).numpy()
 
     def vjp(self, theta, nu: np.ndarray):
-        """``sum_i nu_i d g(theta; X_i)/d theta`` by one reverse pass with cotangent ``nu``."""
+        """``sum_i nu_i d g(theta; X_i)/d theta`` by hand-written backpropagation on the kept
+        activations (one reverse pass with cotangent ``nu``, no autograd graph)::
+
+            dout = nu          dW2 = doutᵀ A2      db2 = sum dout
+            dZ2 = (dout W2) * 1[A2 > 0]            dW1 = dZ2ᵀ A1   db1 = sum dZ2
+            dZ1 = (dZ2 W1) * 1[A1 > 0]             dW0 = dZ1ᵀ X    db0 = sum dZ1
+
+        The kernels autograd runs for :meth:`_net`, summed in BLAS's order; the tests hold it
+        to the per-sample loop :meth:`vjp_loop` within the bound of
+        docs/design.md#tolerances-of-the-vectorized-paths.
+        """
         torch = self.torch
-        rec, self._recorded = self._recorded, None
-        if rec is not None and rec[0] is theta:
-            _, th, out = rec
-        else:
-            th = theta.detach().requires_grad_(True)
-            out = self._net(th, self.X)
-        (g,) = torch.autograd.grad(out, th, grad_outputs=torch.as_tensor(nu, dtype=self.dtype))
+        with torch.no_grad():
+            if self._recorded is not theta:
+                self._forward_own(theta)
+            self._recorded = None
+            W = self._weights(theta)
+            A1, A2, _, dZ2, dZ1 = self._buffers()
+            g = torch.empty(self.dim, dtype=self.dtype)
+            gW = [t.view(s) for t, s in zip(torch.split(g, self.sizes), self.shapes,
+                                            strict=True)]
+            dout = torch.as_tensor(nu, dtype=self.dtype).unsqueeze(1)
+            torch.mm(dout.T, A2, out=gW[4])
+            torch.sum(dout, dim=0, out=gW[5])
+            torch.mm(dout, W[4], out=dZ2)
+            torch.ops.aten.threshold_backward.grad_input(dZ2, A2, 0, grad_input=dZ2)
+            torch.mm(dZ2.T, A1, out=gW[2])
+            torch.sum(dZ2, dim=0, out=gW[3])
+            torch.mm(dZ2, W[2], out=dZ1)
+            torch.ops.aten.threshold_backward.grad_input(dZ1, A1, 0, grad_input=dZ1)
+            torch.mm(dZ1.T, self.X, out=gW[0])
+            torch.sum(dZ1, dim=0, out=gW[1])
         return g
 
     def vjp_loop(self, theta, nu: np.ndarray):

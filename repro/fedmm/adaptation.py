@@ -1,4 +1,4 @@
-"""Adversarial domain-adaptation losses DANN, CDAN and MDD (specs/fedmm.md §1.1, §1.2, §3.3).
+"""Adversarial domain-adaptation losses DANN, CDAN and MDD.
 
 For one client's minibatch B = S u T (S its source rows, T its target rows):
 
@@ -9,12 +9,25 @@ For one client's minibatch B = S u T (S its source rows, T its target rows):
 * MDD: yhat = argmax zeta(x) (no gradient), a = softmax(A_psi(zeta^1(x))),
   t(x) = -log a[yhat] on S and -log(1 + 1e-5 - a[yhat]) on T, L_adv = mean_B t (margin 1).
 
+MDD's terms are computed in log space, never through the probability ``a``: with ``l`` the
+adversary's logits, ``-log a[yhat] = logsumexp(l) - l[yhat]`` and ``log(1 - a[yhat]) =
+logsumexp_{k != yhat} l_k - logsumexp(l)``, so ``-log(1 + eps - a) = -logaddexp(log eps,
+log(1 - a))``. The mathematics is that of the formula above; the numbers stay finite where the
+adversary's logit gap is large (what MDD's adversary is trained to do): in float32, ``a``
+underflows to 0 on a target row once the gap passes about 104, and ``1 / a`` overflows on a
+source row once it passes about 89, and a loss written through ``a`` then has a NaN gradient
+(``torch.where`` back-propagates ``0 * inf`` through the branch it did not select) although its
+value is finite. The authors' code, and the usual implementations, compute these terms from
+the logits too.
+
 The client's local objective is f_i = L_cls - nu L_adv (eq. (2) per client, (4)); omega
 minimises it and psi maximises it, i.e. psi minimises nu L_adv. :func:`objective` returns f_i;
 the player gradient is ``grad f_i`` with its psi part negated.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -23,6 +36,7 @@ from repro.fedmm.models import DANet
 
 Tensor = torch.Tensor
 MDD_EPS = 1e-5
+LOG_MDD_EPS = math.log(MDD_EPS)
 
 
 def classification_loss(logits: Tensor, y: Tensor, is_source: Tensor) -> Tensor:
@@ -42,9 +56,28 @@ def domain_loss(net: DANet, p: dict, z: Tensor, logits: Tensor, is_source: Tenso
         outer = (F.softmax(logits, dim=1).unsqueeze(2) * z.unsqueeze(1)).flatten(1)
         return F.cross_entropy(net.adversary(p, outer, masks), d)
     yhat = logits.detach().argmax(dim=1)
-    a = F.softmax(net.adversary(p, z, masks), dim=1).gather(1, yhat[:, None]).squeeze(1)
-    t = torch.where(is_source, -torch.log(a), -torch.log(1.0 + MDD_EPS - a))
-    return t.mean()
+    return mdd_terms(net.adversary(p, z, masks), yhat, is_source).mean()
+
+
+def mdd_neg_log_a(adv_logits: Tensor, yhat: Tensor) -> Tensor:
+    """``-log a[yhat]`` per row, ``a = softmax(adv_logits)``, from the logits (finite for any
+    finite logits: no probability is formed).
+    """
+    return torch.logsumexp(adv_logits, dim=1) - adv_logits.gather(1, yhat[:, None]).squeeze(1)
+
+
+def mdd_terms(adv_logits: Tensor, yhat: Tensor, is_source: Tensor) -> Tensor:
+    """MDD's per-row term t(x): ``-log a[yhat]`` on source rows, ``-log(1 + eps - a[yhat])``
+    on target rows (module docstring), both in log space, so value and gradient are finite
+    for any finite logits.
+    """
+    lse = torch.logsumexp(adv_logits, dim=1)
+    neg_log_a = lse - adv_logits.gather(1, yhat[:, None]).squeeze(1)
+    chosen = torch.arange(adv_logits.shape[1], device=yhat.device) == yhat[:, None]
+    # log(1 - a[yhat]): the other classes' share; masked_fill's -inf has zero gradient
+    log_rest = torch.logsumexp(adv_logits.masked_fill(chosen, float("-inf")), dim=1) - lse
+    neg_log_rest = -torch.logaddexp(torch.full_like(log_rest, LOG_MDD_EPS), log_rest)
+    return torch.where(is_source, neg_log_a, neg_log_rest)
 
 
 def objective(net: DANet, nu: float, flat: Tensor, x: Tensor, y: Tensor, is_source: Tensor,

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch.func import grad, vmap
 
-from repro.fedmm.adaptation import objective, player_sign
+from repro.fedmm.adaptation import mdd_neg_log_a, objective, player_sign
 from repro.fedmm.clients import BatchStream, ClientData
 from repro.fedmm.models import DANet
 
@@ -206,6 +206,21 @@ class DAProblem:
 
     def accuracy(self, theta: Tensor, x: Tensor, y: Tensor, chunk: int = 2000) -> float:
         return float((self.predict(theta, x, chunk) == y.long()).double().mean())
+
+    @torch.no_grad()
+    def adversary_neg_log_a(self, theta: Tensor, x: Tensor) -> Tensor:
+        """MDD's ``-log a[yhat]`` per row of ``x`` under the model ``theta``, in eval mode (no
+        dropout, the rows' own mean subtracted, as :meth:`predict`): ``a`` the adversary's
+        softmax probability of the classifier's predicted class ``yhat`` (log space,
+        :func:`repro.fedmm.adaptation.mdd_neg_log_a`). A diagnostic: its growth is what makes a
+        probability-space MDD loss overflow; it consumes no random stream.
+        """
+        p = self.net.unflatten(theta)
+        mean = x.to(self.dtype).mean() if not self.has_bn else None
+        stats = {"running_mean": self.running[:, 0].mean(0),
+                 "running_var": self.running[:, 1].mean(0)}
+        z = self.net.features(p, x, mean=mean, train=False, stats=stats)
+        return mdd_neg_log_a(self.net.adversary(p, z), self.net.classify(p, z).argmax(1))
 
     # -- checkpointing -------------------------------------------------------------------------
     def rng_state(self) -> dict:

@@ -23,6 +23,7 @@ import torch
 from repro.core.validation import check_choice, check_range
 from repro.fedmm.blocks import Block
 from repro.fedmm.federated import FedState
+from repro.fedmm.health import WATCHED, FiniteWatch, state_diagnostics, watched
 from repro.fedmm.local_gda import BACKENDS
 from repro.fedmm.methods import build
 from repro.fedmm.models import DANet
@@ -126,11 +127,18 @@ def checkpoint_name(seed: int, code: str = "") -> str:
 
 def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torch.Tensor,
           evaluate: Callable[[torch.Tensor], float], ctx, checkpoint: Path | None = None,
-          code_client: int = 0):
-    """Run ``spec.rounds`` rounds, logging (round, acc of theta0, acc of client
-    ``code_client``'s local model: what the authors' code evaluates, see
-    :func:`repro.fedmm.clients.code_evaluated_client`) every ``eval_every`` rounds and at the
-    end. Returns the final algorithm state.
+          code_client: int = 0, diagnose: Callable[[FedState], dict] | None = None):
+    """Run ``spec.rounds`` rounds, logging every ``eval_every`` rounds and at the end: the
+    round, the accuracy of theta0, that of client ``code_client``'s local model (what the
+    authors' code evaluates, :func:`repro.fedmm.clients.code_evaluated_client`), the state's
+    diagnostics (:func:`repro.fedmm.health.state_diagnostics`) and ``diagnose(state)``'s
+    (e.g. MDD's adversary margins). Returns the final algorithm state.
+
+    After every round a :class:`repro.fedmm.health.FiniteWatch` notes, on the device, the
+    first round at which theta0, a local iterate, a dual or the BatchNorm statistics held NaN
+    or inf; it is read at each evaluation and checkpoint, and a non-finite state ends the run
+    there with :class:`repro.core.validation.DivergenceError` naming that first round (no
+    checkpoint of it is written).
     """
     blocks = blocks_for(net, task, spec.preset)
     alg = build(spec.algorithm, problem, init=theta0, backend=spec.backend, blocks=blocks,
@@ -141,25 +149,35 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
         problem.set_rng_state(saved["rng"])
         for k, v in saved["curves"].items():
             ctx.curves[k] = list(v)
+    watch = FiniteWatch(WATCHED, theta0.device)
     while alg.state.round < spec.rounds:
         alg.step()
         problem.sync_buffers()
         r = alg.state.round
+        watch.update(r, watched(alg.state, (problem.running,)))
         if r % spec.eval_every == 0 or r == spec.rounds:
-            ctx.log_round(r, round=r, acc=evaluate(alg.state.theta0),
-                          acc_code_client=evaluate(alg.state.local[code_client]))
-        if checkpoint is not None and r % spec.checkpoint_every == 0 and r < spec.rounds:
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            watch.check()
             s = alg.state
-            tmp = checkpoint.with_suffix(".tmp")
-            torch.save({"state": {"round": s.round, "theta0": s.theta0, "local": s.local,
-                                  "duals": s.duals},
-                        "rng": problem.rng_state(),
-                        "curves": {k: list(v) for k, v in ctx.curves.items()}}, tmp)
-            tmp.replace(checkpoint)
+            ctx.log_round(r, round=r, acc=evaluate(s.theta0),
+                          acc_code_client=evaluate(s.local[code_client]),
+                          **state_diagnostics(s, net.sizes), **(diagnose(s) if diagnose else {}))
+        if checkpoint is not None and r % spec.checkpoint_every == 0 and r < spec.rounds:
+            watch.check()
+            _save_checkpoint(checkpoint, alg.state, problem, ctx)
     if checkpoint is not None and checkpoint.is_file():
         checkpoint.unlink()
     return alg.state
+
+
+def _save_checkpoint(checkpoint: Path, s: FedState, problem: DAProblem, ctx) -> None:
+    """The state, every random stream and the curves so far, written atomically."""
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    tmp = checkpoint.with_suffix(".tmp")
+    torch.save({"state": {"round": s.round, "theta0": s.theta0, "local": s.local,
+                          "duals": s.duals},
+                "rng": problem.rng_state(),
+                "curves": {k: list(v) for k, v in ctx.curves.items()}}, tmp)
+    tmp.replace(checkpoint)
 
 
 def summary_metrics(rounds: list[float], acc: list[float], tol_pp: float = 0.5) -> dict:

@@ -26,6 +26,7 @@ from repro.relfair.models import (
     forward,
     stack,
     stacked_loss_and_grads,
+    stacked_sgd_step,
 )
 
 __all__ = ["BACKENDS", "ClientEngine"]
@@ -80,6 +81,17 @@ class ClientEngine:
         y = self.data.y_train[flat].view(n, B)
         return stacked_loss_and_grads(params, X.view(n, B, -1), y, mask, buffers,
                                       losses=losses)
+
+    def _sgd_step(self, u: Params, idx: torch.Tensor, mask: torch.Tensor | None,
+                  buffers: StackedGradBuffers, lr: float, lr_corr: Params | None) -> None:
+        """One in-place local step of the stacked models ``u`` on the minibatches ``idx``
+        (one gather of the rows, then :func:`stacked_sgd_step`).
+        """
+        n, B = idx.shape
+        X = torch.index_select(self.data.X_train, 0, idx.reshape(-1),
+                               out=buffers.X.view(n * B, -1))
+        y = self.data.y_train[idx.reshape(-1)].view(n, B)
+        stacked_sgd_step(u, X.view(n, B, -1), y, mask, buffers, lr, lr_corr)
 
     def gradients_at(self, theta: Params, draws: RoundDraws, step: int
                      ) -> tuple[torch.Tensor, Params]:
@@ -147,14 +159,10 @@ class ClientEngine:
         u = stack(theta, self.data.n)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
+        lr_corr = None if correction is None else tuple(lr * c for c in correction)
         for j, s in enumerate(steps, start=1):
-            _, g = self._stacked_gradients(u, draws.idx[s],
-                                           None if draws.mask is None else draws.mask[s],
-                                           buffers, losses=False)
-            for ui, gi, ci in zip(u, g, correction or (None,) * len(u), strict=True):
-                if ci is not None:
-                    gi.add_(ci)
-                ui.sub_(gi.mul_(lr))
+            self._sgd_step(u, draws.idx[s], None if draws.mask is None else draws.mask[s],
+                           buffers, lr, lr_corr)
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)
         return u, snap
@@ -175,7 +183,7 @@ class ClientEngine:
         inverse[order] = torch.arange(n)
         counts = active[order].numpy()
         u = stack(theta, n)  # every row is theta: already in client order `order`
-        corr = None if correction is None else tuple(c.index_select(0, order)
+        corr = None if correction is None else tuple(lr * c.index_select(0, order)
                                                      for c in correction)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
@@ -186,12 +194,8 @@ class ClientEngine:
                 rows = order[:k]
                 head = tuple(p[:k] for p in u)
                 mask = None if draws.mask is None else draws.mask[s].index_select(0, rows)
-                _, g = self._stacked_gradients(head, idx[s, :k], mask, buffers.head(k),
-                                               losses=False)
-                for ui, gi, ci in zip(head, g, corr or (None,) * len(u), strict=True):
-                    if ci is not None:
-                        gi.add_(ci[:k])
-                    ui.sub_(gi.mul_(lr))
+                self._sgd_step(head, idx[s, :k], mask, buffers.head(k), lr,
+                               None if corr is None else tuple(c[:k] for c in corr))
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)
         u = tuple(p.index_select(0, inverse) for p in u)

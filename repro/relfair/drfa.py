@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import InitVar, dataclass, replace
 
 import torch
 
@@ -12,26 +12,33 @@ from repro.relfair.federated import FederatedMethod, LocalWork, lam_tensor, sche
 from repro.relfair.messages import LossReport, ModelBroadcast, ModelReport
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
+from repro.relfair.renamed import LR_ALIAS, take_lr
 
 __all__ = ["DRFA", "DRFAConfig"]
 
 
 @dataclass(frozen=True)
 class DRFAConfig(LocalWork):
-    """DRFA, full participation (specs/relfair.md §3.4, A9): lr 0.1, gamma 1e-3, tau = the
-    round's J local steps (:class:`LocalWork`).
+    """DRFA, full participation: local step size eta 0.1, gamma 1e-3, tau = the round's J
+    local steps (:class:`LocalWork`). ``lr`` is the old name of ``eta``
+    (:mod:`repro.relfair.renamed`).
     """
 
     ambiguity: RelativeAmbiguitySet
-    lr: float = 0.1
+    eta: float = 0.1
     gamma: float = 1e-3
+    lr: InitVar[float | None] = None  # the old name of eta (deprecated)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, lr: float | None = None) -> None:
+        take_lr(self, lr)
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
             raise ValueError("ambiguity must be a RelativeAmbiguitySet")
         super().__post_init__()
-        check_range("lr", self.lr, low=0, low_open=True)
+        check_range("eta", self.eta, low=0, low_open=True)
         check_range("gamma", self.gamma, low=0, low_open=True)
+
+
+DRFAConfig.lr = LR_ALIAS  # the old name of eta, read with a DeprecationWarning
 
 
 class DRFA(FederatedMethod):
@@ -53,7 +60,7 @@ class DRFA(FederatedMethod):
         t_snap = int(torch.randint(0, J, (1,), generator=self.rng))
         down = ModelBroadcast(st.theta, snapshot_at=t_snap)
         draws = self._draws(J + 1, scheduled_reads(per_client, J + 1, last=1))
-        u, snap = eng.local_sgd(down.theta, c.lr, draws, range(J), snapshot_at=down.snapshot_at,
+        u, snap = eng.local_sgd(down.theta, c.eta, draws, range(J), snapshot_at=down.snapshot_at,
                                 client_steps=per_client)
         models = ModelReport(u, snap)
         lam_t = lam_tensor(st.lam)

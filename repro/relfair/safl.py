@@ -4,7 +4,7 @@ minibatch gradient step per round, projected dual ascent on Delta_alpha.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import InitVar, dataclass, replace
 
 from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
@@ -12,29 +12,36 @@ from repro.relfair.federated import FederatedMethod, lam_tensor
 from repro.relfair.messages import GradientLossReport, ModelBroadcast
 from repro.relfair.models import weighted_sum
 from repro.relfair.problem import RelativeAmbiguitySet, dual_step
+from repro.relfair.renamed import LR_ALIAS, take_lr
 
 __all__ = ["SAFL", "SAFLConfig"]
 
 
 @dataclass(frozen=True)
 class SAFLConfig:
-    """Stochastic-AFL (specs/relfair.md §3.3, A8): lr 0.1, dual lr sigma 1e-3, one gradient per
-    round (App. J.2 excludes SAFL from the J local epochs: no local work).
+    """Stochastic-AFL: step size eta 0.1, dual step size sigma 1e-3, one gradient per round
+    (App. J.2 excludes SAFL from the J local epochs: no local work). ``lr`` is the old name of
+    ``eta`` (:mod:`repro.relfair.renamed`).
     """
 
     ambiguity: RelativeAmbiguitySet
-    lr: float = 0.1
+    eta: float = 0.1
     sigma: float = 1e-3
+    lr: InitVar[float | None] = None  # the old name of eta (deprecated)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, lr: float | None = None) -> None:
+        take_lr(self, lr)
         if not isinstance(self.ambiguity, RelativeAmbiguitySet):
             raise ValueError("ambiguity must be a RelativeAmbiguitySet")
-        check_range("lr", self.lr, low=0, low_open=True)
+        check_range("eta", self.eta, low=0, low_open=True)
         check_range("sigma", self.sigma, low=0, low_open=True)
 
 
+SAFLConfig.lr = LR_ALIAS  # the old name of eta, read with a DeprecationWarning
+
+
 class SAFL(FederatedMethod):
-    """``theta^{r+1} = theta^r - lr sum_i lambda_i^r g_i``,
+    """``theta^{r+1} = theta^r - eta sum_i lambda_i^r g_i``,
     ``lambda^{r+1} = Proj_{Delta_alpha}(lambda^r + sigma l)`` with ``g_i, l_i`` the gradient and
     loss of one minibatch at theta^r, reported by client i. The averaged iterate is kept as a
     secondary output.
@@ -50,7 +57,7 @@ class SAFL(FederatedMethod):
         up = GradientLossReport(grads, losses.double().numpy())
         lam_t = lam_tensor(st.lam)
         agg = weighted_sum(lam_t, up.gradients)
-        new_theta = tuple(t - c.lr * g for t, g in zip(st.theta, agg, strict=True))
+        new_theta = tuple(t - c.eta * g for t, g in zip(st.theta, agg, strict=True))
         lam_new = dual_step(st.lam, up.losses, c.sigma, c.ambiguity)
         k = st.round  # rounds averaged so far, including theta^{r+1}
         avg = new_theta if st.theta_avg is None else tuple(

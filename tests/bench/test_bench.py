@@ -39,10 +39,9 @@ def test_paper_benchmarks_register_where_main_reads_them():
 
 
 def test_every_paper_issue_target_is_stated():
-    assert (TARGETS["constrfl.client_step"].min_ratio, TARGETS["constrfl.client_step"].where) \
-        == (15.0, "d=300")
-    assert (TARGETS["relfair.client_round"].min_ratio, TARGETS["relfair.client_round"].where) \
-        == (3.5, "100 clients")
+    cs, rr = TARGETS["constrfl.client_step"], TARGETS["relfair.client_round"]
+    assert (cs.max_bound, cs.where, cs.min_ratio) == (3.0, "d=300", None)
+    assert (rr.max_bound, rr.where, rr.min_ratio) == (3.0, "1 thread", None)
     assert TARGETS["fairvfl.round"].min_ratio is None
     assert "per-sample loop" in TARGETS["fairvfl.round"].text
     assert TARGETS["fedmm.local_step"].min_ratio is None
@@ -138,3 +137,35 @@ def test_the_summary_verdict_counts_the_cases_not_met():
     assert bench._measured(t, rows)[1] == "NOT met in 4 of 6 cases"
     assert bench._measured(t, rows[4:])[1] == "met in all 2 cases"
     assert bench._measured(t, rows[:1])[1] == "NOT met"
+
+
+def test_bound_columns_and_the_time_over_bound_verdict(monkeypatch):
+    """A section whose rows state ``bound_s`` shows the bound and time / bound beside the
+    oracle ratio, and a ``max_bound`` target is judged on time / bound of its cases.
+    """
+    monkeypatch.setitem(TARGETS, "demo.bounded", Target("one call", "≤ 3× bound at d=3",
+                                                        where="d=3", max_bound=3.0))
+    rows = [dict(_row("d=3, a", 1.0, 0.2), bound_s=0.1), dict(_row("d=3, b", 1.0, 0.4),
+                                                                bound_s=0.1),
+            dict(_row("d=1", 1.0, 0.5), bound_s=0.01), _row("d=3, none", 1.0, 0.5)]
+    md = render({"demo.bounded": (rows, "1", "")}, "m")
+    assert "| case | oracle s / call | vectorized s / call | ratio | bound s / call | " \
+           "time / bound | target |" in md
+    assert "| d=3, a | 1 | 0.2 | 5.0x | 0.1 | 2.0x | ≤ 3× bound: met |" in md
+    assert "| d=3, b | 1 | 0.4 | 2.5x | 0.1 | 4.0x | ≤ 3× bound: NOT met |" in md
+    assert "| d=1 | 1 | 0.5 | 2.0x | 0.01 | 50.0x | (target at d=3) |" in md
+    assert "| d=3, none | 1 | 0.5 | 2.0x | — | — | (target at d=3) |" in md
+    assert "| demo.bounded | ≤ 3× bound at d=3 | 2.0×, 4.0× of the bound at d=3 | " \
+           "NOT met in 1 of 2 cases |" in md
+
+
+def test_bounds_use_the_rates_measured_in_this_run(monkeypatch):
+    import bench.bounds as bounds
+
+    monkeypatch.setattr(bounds, "rates", lambda: {"gemm64": 1e10, "gemm32": 2e10,
+                                                  "chol": 5e9, "bw": 1e9})
+    assert bounds.bound_seconds(flops=1e10) == 1.0
+    assert bounds.bound_seconds(flops=1e10, dtype="float32") == 0.5
+    assert bounds.bound_seconds(flops=1e10, bytes_=3e9) == 3.0     # traffic dominates
+    assert bounds.bound_seconds(flops=1e10, chol_flops=5e9) == 2.0  # factorization adds
+    assert bounds.l2_bytes() > 0

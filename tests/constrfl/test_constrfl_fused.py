@@ -136,11 +136,17 @@ def test_diagonal_add_and_row_take_equal_their_plain_forms():
             assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
 
 
-def test_cholesky_factors_equal_the_plain_factorization_bitwise():
+def test_cholesky_factors_are_backward_stable_and_agree_with_lapack_within_its_bound():
+    """The cached factors (their upper triangles; potrf leaves the lower one unread) and a
+    fresh LAPACK ``potrf`` of each party both meet the backward
+    error bound ``|RᵀR - (Q + rho I)| <= gamma_{d+1} |Rᵀ||R|`` (Higham, Thm. 10.3), entrywise;
+    ``Q`` is bitwise the plain formula; a non-positive-definite matrix names its party.
+    """
     import scipy.linalg.lapack
 
     from repro.constrfl.problem import lcqp_reference
     from repro.constrfl.subsolvers import cholesky_factors
+    from repro.core.roundoff import gamma
 
     blk = lcqp_reference(40, 3, 2).clients[0]
     rng = np.random.default_rng(7)
@@ -148,15 +154,21 @@ def test_cholesky_factors_equal_the_plain_factorization_bitwise():
     Q = merit.quadratic_matrix()
     plain = 10.0 * np.matmul(blk.G.transpose(0, 2, 1), blk.G) + blk.A
     plain[:, np.arange(40), np.arange(40)] += 1 / 40
-    assert np.array_equal(Q, plain)
+    # Q = A + beta GᵀG + prox I by one batched product: the plain form's round-off, m + 3
+    # roundings of each entry's terms (m products, the scaling, the two additions), twice
+    Ga = np.abs(blk.G)
+    scale = 10.0 * np.matmul(Ga.transpose(0, 2, 1), Ga) + np.abs(blk.A) + 1 / 40
+    assert np.all(np.abs(Q - plain) <= 2 * gamma(blk.m + 3) * scale)
     for rho in (1.0, 1e-3):
         got = cholesky_factors(Q, rho)
         for Qj, c in zip(Q, got, strict=True):
-            ref, info = scipy.linalg.lapack.dpotrf(Qj + rho * np.eye(40), lower=False,
-                                                   clean=False)
-            assert info == 0 and np.array_equal(c, ref)
-            assert np.allclose(np.triu(c).T @ np.triu(c), Qj + rho * np.eye(40), atol=1e-12)
-    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+            A = Qj + rho * np.eye(40)
+            ref, info = scipy.linalg.lapack.dpotrf(A, lower=False, clean=True)
+            assert info == 0
+            for R in (np.triu(c), ref):
+                assert np.all(np.abs(R.T @ R - A) <= gamma(41) * np.abs(R.T) @ np.abs(R)
+                              + 2 * gamma(40) * np.abs(R.T) @ np.abs(R))
+    with pytest.raises(np.linalg.LinAlgError, match="Q_0 .*not positive definite"):
         cholesky_factors(-Q, 0.0)
 
 

@@ -23,8 +23,8 @@ def test_help(cmd, capsys):
 
 
 def test_console_script_is_installed():
-    out = subprocess.run([sys.executable, "-m", "repro.cli", "list"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "repro.cli", "list", "--details"],
+                         capture_output=True, text=True, check=True).stdout
     assert "core.demo" in out and "smoke: 3 s" in out
 
 
@@ -43,11 +43,12 @@ def test_run_figures_compare(isolated, capsys):
     claims = (figs / "claims.md").read_text()
     assert "| pass |  |  | smoke |" in claims  # verdict, cause and reason (none for a pass), scale
     capsys.readouterr()
-    assert main(["list"]) == 0  # the cost measured by the records found, beside the declared
-    listed = capsys.readouterr().out.splitlines()
+    assert main(["list", "--details"]) == 0  # the cost measured by the records, beside the
+    listed = capsys.readouterr().out.splitlines()  # declared one
     demo = listed.index(next(ln for ln in listed if ln.startswith("core.demo")))
     assert listed[demo + 2] == "    cost: smoke: 3 s, paper: 15 s"
-    assert listed[demo + 3].startswith("    measured by the records here: smoke: 3/3 cells, ")
+    assert listed[demo + 3].startswith(
+        "    measured by the records here: smoke: 3/3 cells computed, ")
     assert listed[demo + 3].endswith(" s summed over the cells' wall times")
     assert sum("measured by the records here" in ln for ln in listed) == 1
 
@@ -63,6 +64,15 @@ def test_figures_says_why_an_experiment_without_results_renders_nothing(isolated
     assert "fedmm.table1 [smoke]: 54 cells, none with a result (data unavailable" in out
     assert "nothing rendered" in out and "run `repro run" not in out
     assert not list((isolated / "figures").glob("fedmm_table1*"))
+    # `repro list` never counts cells that never ran as measured
+    assert main(["list", "--details"]) == 0
+    out = capsys.readouterr().out
+    assert ("smoke: 0/54 cells computed; 54 recorded without a result (not run or failed)"
+            in " ".join(out.split()))
+    assert "54/54 cells" not in out
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) < 40 and "repro list --details" in out
 
 
 def test_unknown_experiment_is_a_clear_error(capsys):
@@ -167,5 +177,5 @@ def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
     assert text.endswith("last finished 2.17 h later (the run's wall time when one sitting made "
                          "them all)")
     assert main(["list"]) == 0
-    assert "every experiment at --scale auto, measured by the current records here: 3 records" \
+    assert "all at --scale auto, measured here: 3 records" \
         in capsys.readouterr().out

@@ -198,7 +198,7 @@ def test_cells_held_by_another_run_show_as_in_progress(demo_data, capsys):
 
 
 def test_list_is_aligned_says_each_cost_once_and_counts_what_run_runs(capsys):
-    assert main(["list"]) == 0
+    assert main(["list", "--details"]) == 0
     out = capsys.readouterr().out.splitlines()
     header = out[0]
     col_scales, col_cells = header.index("scales"), header.index("cells")

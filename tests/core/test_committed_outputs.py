@@ -94,7 +94,7 @@ def test_readme_commands_leave_committed_figures_alone(tmp_path, monkeypatch):
 
     changed = _changed(dest)
     assert [ln for ln in changed if not ln[3:].startswith("figures/smoke/")] == [], changed
-    # the partial `repro compare 'constrfl.*'` (no paper-scale records here) went apart too
+    # the partial `repro compare 'constrfl.*'` went apart too
     assert (dest / "figures" / "partial" / "comparison.md").is_file()
     assert (smoke / "theory.json").is_file()
     assert len(list((dest / "figures").iterdir())) == committed + 2  # smoke/ and partial/
@@ -131,18 +131,31 @@ def test_a_complete_run_writes_the_figures_folder(tmp_path, monkeypatch, capsys)
     records = sorted((root / "results" / "core.demo").glob("*.json"))
     assert len(records) == 3
     hidden = records[0].rename(tmp_path / records[0].name)
-    assert repro_main(["figures", "core.demo"]) == 0
+    assert repro_main(["figures"]) == 0
     assert (figures / "partial" / "core_demo_table.md").is_file()
     assert not (figures / "core_demo_table.md").exists()
     hidden.rename(records[0])
+    (figures / "partial" / "core_demo_table.md").unlink()
+    # one experiment named: a partial run, never the figures folder, complete records or not
     assert repro_main(["figures", "core.demo"]) == 0
+    assert (figures / "partial" / "core_demo_table.md").is_file()
+    assert not (figures / "core_demo_table.md").exists()
+    assert "a partial run (core.demo only)" in capsys.readouterr().out
+    assert repro_main(["figures"]) == 0
     assert (figures / "core_demo_table.md").is_file()  # complete: the figures folder
-    assert repro_main(["compare", "core.demo"]) == 0  # complete named records: kept the rest
-    assert (figures / "comparison.csv").is_file()
+    assert repro_main(["compare", "core.demo"]) == 0  # a partial comparison: partial/
+    assert (figures / "partial" / "comparison.csv").is_file()
+    assert not (figures / "comparison.csv").exists()
     assert repro_main(["figures", "core.demo", "--out", "mine"]) == 0
     assert (root / "mine" / "core_demo_table.md").is_file()
-    # theory at default size, --only, no theory.json beside a theory.md: refused, not replaced
+    # theory at default size with --only: the partial folder, the committed files untouched
     (figures / "theory.md").write_text("committed\n")
-    assert theory_main(["--only", "projections.simplex"]) == 2
+    assert theory_main(["--only", "projections.simplex"]) == 0
     assert (figures / "theory.md").read_text() == "committed\n"
+    assert (figures / "partial" / "theory.json").is_file()
+    assert "1 passed, 0 failed, 0 findings (the 1 check run)" in capsys.readouterr().out
+    # --out naming a folder whose theory.md has no theory.json beside it: refused
+    (root / "mine" / "theory.md").write_text("mine\n")
+    assert theory_main(["--only", "projections.simplex", "--out", "mine"]) == 2
+    assert (root / "mine" / "theory.md").read_text() == "mine\n"
     assert "no theory.json beside it" in capsys.readouterr().err

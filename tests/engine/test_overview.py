@@ -15,7 +15,8 @@ def test_overview_counts(tmp_path):
                      run_cell=lambda c, ctx: CellResult({}))
     recs = [RunRecord("constrfl.table4", {"t": i}, f"k{i}", i, timings={"wall_s": 61.0})
             for i in range(2)]
-    comparison = [{"experiment": "constrfl.table4", "verdict": v}
+    comparison = [{"experiment": "constrfl.table4", "verdict": v, "table": "4",
+                   "cause": "setting guessed" if v == "deviates" else ""}
                   for v in ["match", "match", "deviates"]] + [
         {"experiment": "relfair.table1", "verdict": "not_run"}]
     claims = [{"experiment": "constrfl.table4", "verdict": "pass"},
@@ -30,8 +31,11 @@ def test_overview_counts(tmp_path):
                           tmp_path)
     text = path.read_text()
     # the finding counts apart from pass and fail
-    assert "| constrfl | 1 | 2 | 0 | 1 | 0 | 0 | 1 / 1 / 0 | 1 / 1 / 1 | 2m02s |" in text
-    assert "| relfair | 0 | 0 | 0 | 0 | 0 | 1 | 0 / 0 / 0 | 0 / 0 / 0 | 0m00s |" in text
+    # the causes of the deviating rows beside the verdict counts, per paper and per table
+    assert ("| constrfl | 1 | 2 | 0 | 1 | 0 | 0 | setting guessed 1 | 1 / 1 / 0 | 1 / 1 / 1 "
+            "| 2m02s |") in text
+    assert "| relfair | 0 | 0 | 0 | 0 | 0 | 1 | none | 0 / 0 / 0 | 0 / 0 / 0 | 0m00s |" in text
+    assert "| 4 | 2 | 0 | 1 | 0 | 0 | 1 |" in text
     assert "| core" not in text  # core not listed
     assert "[tex](constrfl_table4.tex)" in text
     # 2 of the 3 cells (a quarantined record, say): the missing one is said (#29)

@@ -12,6 +12,7 @@ import pytest
 import repro.constrfl.experiments.render as constrfl_render
 import repro.fairvfl.experiments.render as fairvfl_render
 import repro.fedmm.experiments.render as fedmm_render
+import repro.fedmm.experiments.render_curves as fedmm_curves
 import repro.relfair.experiments.render as relfair_render
 from repro.engine import plotting
 from repro.engine.records import RunRecord
@@ -36,7 +37,7 @@ def captured(monkeypatch):
         figs.append(fig)
         return []
 
-    for mod in (constrfl_render, fairvfl_render, fedmm_render, relfair_render):
+    for mod in (constrfl_render, fairvfl_render, fedmm_render, fedmm_curves, relfair_render):
         monkeypatch.setattr(mod, "save_figure", keep)
     return figs
 
@@ -128,16 +129,18 @@ def test_fedmm_curves_have_a_seed_band_one_colour_per_method_and_no_legend_on_da
 
     recs = [rec("FedMM", 20, s, 0.6) for s in range(3)] + [
         rec("FedSGDA", 1, s, 0.4) for s in range(3)]
-    fedmm_render._curves_figure(recs, None, "fedmm_fig4", "Fig. 4", "reduced")
+    fedmm_curves.curves_figure(recs, None, "fedmm_fig4", "Fig. 4", "reduced")
     (fig,) = captured
     ax = fig.axes[1]  # CDAN
     assert len(ax.collections) == 2  # one ±1 std band per method (3 seeds each)
     assert all(a.get_legend() is None for a in fig.axes) and len(fig.legends) == 1
     title = fig._suptitle.get_text()
-    assert "scale: reduced" in title and "mean over 3 seeds, band ±1 std" in title
-    fedmm_render._curves_figure(recs[:1] + recs[3:4], None, "fedmm_fig4", "Fig. 4", "smoke")
-    assert "one seed: no band" in captured[-1]._suptitle.get_text()
-    assert len(captured[-1].axes[1].collections) == 0
+    assert "scale: reduced" in title and "(drawn: 0-2), band ±1 std" in title
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == [
+        "FedMM (M=20): seeds 0-2", "FedSGDA (M=1): seeds 0-2"]  # the seeds each mean is over
+    fedmm_curves.curves_figure(recs[:1] + recs[3:4], None, "fedmm_fig4", "Fig. 4", "smoke")
+    assert "(drawn: 0)" in captured[-1]._suptitle.get_text()
+    assert len(captured[-1].axes[1].collections) == 0  # one seed: no band
 
 
 def test_paper_overlay_artists_read_back():

@@ -119,3 +119,28 @@ def test_an_x_label_may_be_shared_by_a_column(tmp_path):
         save_figure(fig, tmp_path, "s")
     axes[1, 1].set_xlabel("round")
     assert len(save_figure(fig, tmp_path, "s")) == 2
+
+
+def test_a_smoke_figure_is_marked_across_it_and_in_its_title(tmp_path):
+    from repro.engine.plotting import SMOKE_WORD, rendering_smoke
+
+    def drawn(title):
+        fig, ax = figure()
+        ax.plot([0, 1], [0, 1])
+        ax.set(xlabel="x", ylabel="y", title="panel")
+        fig.suptitle(title)
+        return fig
+
+    with rendering_smoke(True):
+        fig = drawn("Fig. 1 (scale: paper)")
+        save_figure(fig, tmp_path, "smoke")
+    marks = [t for t in fig.texts if t.get_gid() == "smoke"]
+    assert len(marks) == 1 and marks[0].get_text() == SMOKE_WORD
+    assert fig._suptitle.get_text() == "SMOKE RUN, not a result: Fig. 1 (scale: paper)"
+    fig = drawn("Fig. 1 (scale: smoke)")  # a renderer called directly: the title says smoke
+    save_figure(fig, tmp_path, "direct")
+    assert [t.get_gid() for t in fig.texts if t.get_gid()] == ["smoke"]
+    fig = drawn("Fig. 1 (scale: paper)")
+    save_figure(fig, tmp_path, "paper")
+    assert not [t for t in fig.texts if t.get_gid()]
+    assert not fig._suptitle.get_text().startswith("SMOKE")

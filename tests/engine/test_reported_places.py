@@ -128,7 +128,8 @@ def test_each_table_region_holds_its_caption():
                                          ("cell", "+1")])
 def test_any_single_change_of_a_value_std_or_place_is_caught(tmp_path, column, new):
     """Every row, one at a time: its value moved by one unit of its last digit (or to another
-    precision), its std likewise, its line or cell moved: each edit alone is a problem.
+    precision), its std likewise (a std given where the paper prints none), its line or cell
+    moved: each edit alone is a problem.
     """
     import csv
 
@@ -136,12 +137,14 @@ def test_any_single_change_of_a_value_std_or_place_is_caught(tmp_path, column, n
     for path in sorted(REPORTED_DIR.glob("*.csv")):
         rows = read_reported(path)
         for i, r in enumerate(rows):
-            if column == "std" and not r.get("std"):
-                continue
             if column in ("value", "std") and r[column] == "NA":
                 continue
             edited = [dict(x) for x in rows]
-            edited[i][column] = _nudged(r[column]) if new is None else str(int(r[column]) + 1)
+            if column == "std" and not r.get("std"):
+                edited[i][column] = "0.1"   # a std where the paper prints none
+            else:
+                edited[i][column] = (_nudged(r[column]) if new is None
+                                     else str(int(r[column]) + 1))
             folder = tmp_path / column / f"{path.stem}_{i}"
             folder.mkdir(parents=True)
             with open(folder / path.name, "w", newline="") as f:

@@ -9,6 +9,7 @@ import pytest
 import torch
 from scipy.special import expit
 
+from repro.core.roundoff import gamma
 from repro.core.validation import DivergenceError
 from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig, VFLRoundMessages
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
@@ -119,14 +120,67 @@ def test_sparse_products_by_the_stored_csc_are_bitwise_the_csr_products():
     assert blk._Xc.format == "csc" and blk.X.format == "csr"
 
 
-def test_mlp_vjp_vectorized_equals_loop():
+def _mlp_vjp_bound(blk, th, nu):
+    """Entrywise bound on ``|vjp - vjp_loop|`` (docs/design.md#tolerances-of-the-vectorized-
+    paths): first-order forward error analysis in the block's dtype (gamma_k of
+    repro.core.roundoff) on the exact (float64) magnitudes, twice the one-path bound::
+
+        Z1 = b0 + X W0ᵀ     e_Z1 = gamma_{m+1} (|b0| + |X||W0|ᵀ),   e_A1 = e_Z1
+        Z2 = b1 + A1 W1ᵀ    e_Z2 = gamma_{h1+1} (|b1| + |A1||W1|ᵀ) + e_A1 |W1|ᵀ,  e_A2 = e_Z2
+        dZ2 = nu W2 1[Z2>0] e_dZ2 = gamma_1 |nu||W2|, and |nu||W2| in full where |Z2| <= e_Z2
+        dZ1 = dZ2 W1 1[Z1>0] e_dZ1 = gamma_{h2} |dZ2||W1| + e_dZ2 |W1|, in full where
+                             |Z1| <= e_Z1
+        dW = Dᵀ A (a sum over the N rows): gamma_N |D|ᵀ|A| + e_Dᵀ|A| + |D|ᵀ e_A
+    """
+    dt = str(blk.dtype).replace("torch.", "")
+    N, m = blk.X.shape
+    h1, h2 = blk.shapes[0][0], blk.shapes[2][0]
+    W = [t.double() for t in blk._weights(th)]
+    X = blk.X.double().numpy()
+    W0, b0, W1, b1, W2 = (w.numpy() for w in W[:5])
+    nu = np.asarray(nu, dtype=float)[:, None]
+    gm = {k: gamma(k, dt) for k in (1, N, m + 1, h1 + 1, h2)}
+    Z1 = b0 + X @ W0.T
+    e_Z1 = gm[m + 1] * (np.abs(b0) + np.abs(X) @ np.abs(W0).T)
+    A1 = np.maximum(Z1, 0)
+    Z2 = b1 + A1 @ W1.T
+    e_Z2 = gm[h1 + 1] * (np.abs(b1) + A1 @ np.abs(W1).T) + e_Z1 @ np.abs(W1).T
+    A2 = np.maximum(Z2, 0)
+    full2 = np.abs(nu) @ np.abs(W2)
+    dZ2 = np.where(Z2 > 0, full2, 0)
+    e_dZ2 = gm[1] * dZ2 + full2 * (np.abs(Z2) <= e_Z2)
+    full1 = dZ2 @ np.abs(W1)
+    dZ1 = np.where(Z1 > 0, full1, 0)
+    e_dZ1 = (gm[h2] * full1 + e_dZ2 @ np.abs(W1)) * (Z1 > 0) + (full1 + e_dZ2 @ np.abs(W1)) * (
+        np.abs(Z1) <= e_Z1)
+
+    def prod(D, e_D, A, e_A):
+        return gm[N] * D.T @ np.abs(A) + e_D.T @ np.abs(A) + D.T @ e_A
+
+    zero = np.zeros_like
+    parts = [prod(dZ1, e_dZ1, X, zero(X)), gm[N] * dZ1.sum(0) + e_dZ1.sum(0),
+             prod(dZ2, e_dZ2, A1, e_Z1), gm[N] * dZ2.sum(0) + e_dZ2.sum(0),
+             prod(np.abs(nu), zero(nu), A2, e_Z2), gm[N] * np.abs(nu).sum(0)]
+    return 2 * np.concatenate([p.ravel() for p in parts])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_mlp_vjp_vectorized_equals_loop_within_its_roundoff_bound(dtype):
+    """The hand-written backward pass on the kept activations against the per-sample autograd
+    loop, entrywise within :func:`_mlp_vjp_bound`, at a fresh point and at the point of the
+    last forward (the kept activations), and after a forward at another point (not reused).
+    """
     rng = np.random.default_rng(4)
-    X = rng.standard_normal((60, 5))
-    blk = MLPBlock(X, (8, 6), "float64")
+    X = rng.standard_normal((300, 5))
+    blk = MLPBlock(X, (8, 6), dtype)
     th = blk.init(torch.Generator().manual_seed(0))
-    nu = rng.standard_normal(60)
-    np.testing.assert_allclose(blk.vjp(th, nu).numpy(), blk.vjp_loop(th, nu).numpy(),
-                               rtol=0, atol=1e-10)
+    th2 = th + 0.1 * torch.as_tensor(rng.standard_normal(blk.dim), dtype=th.dtype)
+    nu = rng.standard_normal(300)
+    for prior in (None, th, th2):
+        if prior is not None:
+            blk.forward(prior)
+        got, ref = blk.vjp(th, nu).double().numpy(), blk.vjp_loop(th, nu).double().numpy()
+        assert np.all(np.abs(got - ref) <= _mlp_vjp_bound(blk, th, nu))
 
 
 def _torch_lagrangian(thetas, forwards, y, s, lam, eps, mu):

@@ -119,8 +119,10 @@ def test_the_recorded_multipliers_are_the_ones_the_last_primal_step_used():
     cfg = {"dataset": "crime", "version": "conf", "model": "LM", "method": "FairVFL",
            "eps": 0.01, "Q": 1, "T": 30, "eta": 100.0, "seed": 0, "log_every": 1}
     _, alg = cell_algorithm(cfg)
-    used = []
-    alg.run(30, callback=lambda t, state, msgs: used.append(state.lam_prev.copy()))
+    used = []   # the lam each round's primal step read: the one broadcast to the parties
+    alg.run(30, callback=lambda t, state, msgs: used.append(
+        next(m.lam for m in msgs.downlink if hasattr(m, "lam")).copy()))
     rec = run_cell(cfg, RunContext("fairvfl.conf_table1", cfg, 1))
     assert (rec.metrics["lam1"], rec.metrics["lam2"]) == (used[-1][0], used[-1][1])
+    assert used[-1][0] > 0   # the constraint is active: the check compares nonzero values
     assert alg.state.lam[0] != used[-1][0]   # the extra dual step moved it: not recorded

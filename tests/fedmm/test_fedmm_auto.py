@@ -25,6 +25,7 @@ from repro.engine.records import (
 )
 from repro.engine.registry import get
 from repro.engine.run_report import report_sweep
+from repro.engine.why import first_sentence, shorten
 from repro.fedmm import training
 from repro.fedmm.experiments import _where
 
@@ -103,6 +104,7 @@ def test_cpu_switch_device_or_explicit_scale_plan_them_to_run(cpu_only, monkeypa
     calls.clear()
     # a machine with a GPU: left alone only while fedmm's device is the CPU, and says why
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake GPU 80GB")
     why = auto_elsewhere(exp, "auto", "reduced")
     assert ("not run on this CPU (its CUDA GPU needs FEDREPRO_FEDMM_DEVICE=cuda; "
             "FEDREPRO_FEDMM_CPU=1 runs it)") in why
@@ -110,6 +112,13 @@ def test_cpu_switch_device_or_explicit_scale_plan_them_to_run(cpu_only, monkeypa
     assert auto_elsewhere(exp, "auto", "reduced") == ""
     runner.run_experiments([exp], "auto", out=out / "gpu", progress=False)
     assert len(calls) == 27
+    # planned on that GPU: its model is in every key, so no CPU record is taken for them
+    gpu_keys = {c.key for c in plan(exp, "reduced")}
+    assert [k for _, k in calls] == [c.key for c in plan(exp, "reduced")]
+    assert {c.accelerator for c in plan(exp, "reduced")} == {"Fake GPU 80GB"}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_keys.isdisjoint(c.key for c in plan(exp, "reduced"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     # the hook speaks for reduced only, and only under auto
     monkeypatch.delenv(training.DEVICE_ENV)
     for requested, resolved in (("auto", "extended"), ("auto", "smoke"), ("reduced", "reduced")):
@@ -148,18 +157,19 @@ def test_a_stale_result_is_not_hidden_by_the_not_run_record(cpu_only):
 
 def test_repro_list_says_auto_leaves_them_to_a_gpu(cpu_only, monkeypatch, capsys):
     out, _ = cpu_only
-    list_experiments(out)
+    list_experiments(out, details=True)
     said = capsys.readouterr().out
-    block = said[said.index("fedmm.fig2 "):said.index("fedmm.table1 ")]
+    block = said[said.index("fedmm.dann_mu "):said.index("fedmm.table1 ")]
     flat = " ".join(block.split())
-    # the cost text (static) and this machine's line (the hook's reason, once for the three)
+    # the cost text (static) and this machine's line (the hook's reason, once for the four:
+    # the three figures and the DANN mu diagnostic, listed first)
     assert ("under SCALE=auto on a machine that would run them on its CPU (FEDREPRO_FEDMM_DEVICE "
             "unset) they are not run but recorded not_run in seconds") in flat
     assert flat.count("not run by --scale auto on this machine (reduced; recorded not_run, "
                       "nothing computed): " + REASON.removeprefix("needs an accelerator: ")) == 1
-    assert flat.count("not run by --scale auto on this machine: as fedmm.fig2") == 2
+    assert flat.count("not run by --scale auto on this machine: as fedmm.dann_mu") == 3
     monkeypatch.setenv(_where.CPU_ENV, "1")
-    list_experiments(out)
+    list_experiments(out, details=True)
     assert "not run by --scale auto on this machine" not in capsys.readouterr().out
 
 
@@ -200,8 +210,10 @@ def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_ru
     shutil.copy(committed, figures / "fedmm_fig4.csv")
     runner.run_experiments([get("fedmm.fig4")], "auto", out=out, progress=False)
     assert render_figures([get("fedmm.fig4")], "auto", out, figures) == 0
+    said = shorten(first_sentence(REASON), 160)  # the reason's first sentence, whole words
+    assert said.startswith(FIRST) and said.endswith(" …")
     assert capsys.readouterr().out == (f"fedmm.fig4 [reduced]: 27 cells, none with a result "
-                                       f"({FIRST}); nothing rendered\n")
+                                       f"({said}); nothing rendered\n")
     assert sorted(p.name for p in figures.iterdir()) == ["fedmm_fig4.csv"]  # nothing written
     assert run_compare(["fedmm.fig4"], "auto", out, figures) == 0
     assert calls == []
@@ -212,6 +224,6 @@ def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_ru
         'run records here)"' in ln for ln in rows)
     report = " ".join((figures / "REPORT.md").read_text().split())
     assert ("**fedmm.fig4** (scale: reduced): FedMM (M=20, 25) vs FedSGDA, MNIST->MNIST-M; 0 of "
-            f"27 cells recorded, 27 not run ({FIRST})") in report
+            f"27 cells recorded, 27 not run ({said})") in report
     assert ("an earlier run, not remade here: figures/fedmm_fig4.csv, GPU-made per "
             "figures/README.md") in report

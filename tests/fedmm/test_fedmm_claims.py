@@ -7,7 +7,9 @@ import math
 import pytest
 
 from repro.engine.records import RunRecord
+from repro.fedmm.experiments import budgets as B
 from repro.fedmm.experiments import claims as C
+from repro.fedmm.experiments import tables as T
 
 ROUNDS_SG = [200 * k for k in range(1, 16)]  # FedSGDA evaluated every 200 rounds up to 3000
 ROUNDS_MM = [10 * k for k in range(1, 16)]
@@ -139,7 +141,7 @@ def test_verdicts_from_tables(tmp_path):
     rows5 = [f"CDAN,{a},20,1.0,{s},150,{v},{v},100,0\n" for s in range(3)
              for a, v in (("FedMM", 60), ("FedAvgGDA", 45), ("FedProxGDA", 44))]
     (tmp_path / "fedmm_fig5.csv").write_text(HEADER + "".join(rows5))
-    out = {r["claim"]: r for r in C.verdicts_from_tables(tmp_path)}
+    out = {r["claim"]: r for r in T.verdicts_from_tables(tmp_path)}
     assert out["Fig. 2 degradation p=0.5 -> p=1"]["verdict"] == "pass"
     sg = out["Fig. 4 FedSGDA needs > 1000 rounds"]  # no curves file: the bound from finals
     assert sg["verdict"] == "pass" and "never reaches X in 3000 rounds (censored)" in sg["measured"]
@@ -148,7 +150,7 @@ def test_verdicts_from_tables(tmp_path):
         assert out[claim]["verdict"] == "not_run" and "curves" in out[claim]["measured"]
     assert out["Fig. 5 gap > 20 pp"]["verdict"] == "fail"
     with pytest.raises(FileNotFoundError, match="render it"):
-        C.verdicts_from_tables(tmp_path / "missing")
+        T.verdicts_from_tables(tmp_path / "missing")
 
 
 def test_check_claims_maps_none_to_inconclusive():
@@ -201,13 +203,16 @@ def test_a_run_frozen_on_one_class_is_named():
     rounds = [10.0 * k for k in range(1, 16)]
     live = [0.5 + 0.01 * k for k in range(15)]
     frozen = live[:10] + [0.1015] * 5
-    assert C.frozen_from(rounds, frozen) == 110.0
-    assert C.frozen_from(rounds, live[:11] + [0.1015] * 4) is None      # 4 evaluations: too few
-    assert C.frozen_from(rounds, live[:10] + [0.55] * 5) is None        # not one class's share
-    assert C.frozen_from(rounds, live) is None
+    assert B.frozen_from(rounds, frozen) == 110.0
+    assert B.frozen_from(rounds, live[:11] + [0.1015] * 4) is None      # 4 evaluations: too few
+    assert B.frozen_from(rounds, live[:10] + [0.55] * 5) is None        # not one class's share
+    assert B.frozen_from(rounds, live) is None
     recs = [_rec(0, final=0.1015, curve=frozen, rounds=rounds),
             _rec(1, final=0.6, curve=live, rounds=rounds)]
-    note = C.frozen_note(recs)
+    note = B.frozen_note(recs)
     assert note.startswith("; 1 of 2 runs froze ")
     assert note.endswith("DANN FedMM M=20 seed 0 from round 110 at 10.15%")
-    assert C.frozen_note(recs[1:]) == ""
+    assert B.frozen_note(recs[1:]) == ""
+    # a record of code that checks finiteness cannot hold NaN parameters: not named frozen
+    recs[0].metrics["finite_checked"] = 1.0
+    assert B.frozen_note(recs) == ""

@@ -19,6 +19,7 @@ from repro.engine.registry import get, load_all
 from repro.engine.runner import auto_scale, data_sha256, plan, run_experiment
 from repro.fedmm import training
 from repro.fedmm.experiments import claims as C
+from repro.fedmm.experiments import tables as T
 from repro.fedmm.experiments._cells import EXTENDED_FACTOR
 from repro.fedmm.experiments.render import render_fig4
 from repro.fedmm.instances import random_da_problem
@@ -133,7 +134,7 @@ def _runs(seed_offset: float):
 def test_committed_tables_carry_scale_and_curves_for_every_fig4_claim(tmp_path):
     recs = _runs(0.0)
     render_fig4(recs, tmp_path, "extended")
-    back = C.table_records(tmp_path / "fedmm_fig4.csv")
+    back = T.table_records(tmp_path / "fedmm_fig4.csv")
     assert len(back) == 9 and {r.config["scale"] for r in back} == {"extended"}
     for r in back:  # curves to the last bit; final_acc as summary_metrics defines it
         orig = next(o for o in recs if (o.config["algorithm"], o.config["local_steps"],

@@ -15,6 +15,7 @@ from repro.engine.records import RunRecord
 from repro.engine.report import REPORTED_DIR
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments import claims as C
+from repro.fedmm.experiments import tables as T
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.experiments.render import (
     render_fig2,
@@ -128,7 +129,7 @@ def test_figure_tables_show_no_paper_value_and_feed_the_claims(tmp_path):
     _numeric(rows, ["final acc (full test)", "best acc (subset)"])
     md = (tmp_path / "fedmm_fig2.md").read_text()
     assert "| 56.00 (—) | 56.00 (—) | 2 | 55.00 (—) |" in md
-    out = {r["claim"]: r for r in C.verdicts_from_tables(tmp_path)}
+    out = {r["claim"]: r for r in T.verdicts_from_tables(tmp_path)}
     assert out["Fig. 2 degradation p=0.5 -> p=1"]["verdict"] == "pass"
     # with the curves file beside the table: judged on the curves, as on the records
     sg = out["Fig. 4 FedSGDA needs > 1000 rounds"]
@@ -137,7 +138,7 @@ def test_figure_tables_show_no_paper_value_and_feed_the_claims(tmp_path):
     assert out["Fig. 5 gap > 20 pp"]["verdict"] == "fail"
     # without it: the bound from the finals, and the curve claims are not_run
     (tmp_path / "fedmm_fig4_curves.csv").unlink()
-    out = {r["claim"]: r for r in C.verdicts_from_tables(tmp_path)}
+    out = {r["claim"]: r for r in T.verdicts_from_tables(tmp_path)}
     sg = out["Fig. 4 FedSGDA needs > 1000 rounds"]
     assert sg["verdict"] == "pass" and "margin >= 12.8 pp" in sg["measured"]  # 58.8 - 46
     assert out["Fig. 4 FedMM saves > 90% of the rounds"]["verdict"] == "not_run"

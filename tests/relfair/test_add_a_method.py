@@ -83,7 +83,7 @@ def test_the_recipe_is_one_file_that_the_library_lists_in_no_table(fedavgm, caps
     assert "FedAvgM" in library_methods()["relfair"]
     from repro.cli import main
 
-    assert main(["list"]) == 0
+    assert main(["list", "--details"]) == 0
     # one entry per method, wrapped at 100 columns (continuations indented by 8)
     out = capsys.readouterr().out.replace("\n        ", " ")
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("FedAvgM:"))

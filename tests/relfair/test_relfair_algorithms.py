@@ -178,7 +178,7 @@ def test_same_seed_same_run_and_different_seed_differs(data):
     (ScaffPDIAConfig, {"eta": 0.0}, "eta"), (ScaffPDIAConfig, {"tau": -1.0}, "tau"),
     (ScaffPDIAConfig, {"sigma": 0.0}, "sigma"),
     (ScaffPDIAConfig, {"local_steps": 0}, "local_steps"),
-    (FedAvgConfig, {"lr": 0.0}, "lr"), (FedAvgConfig, {"local_work": "epoch"}, "local_work"),
+    (FedAvgConfig, {"eta": 0.0}, "eta"), (FedAvgConfig, {"local_work": "epoch"}, "local_work"),
     (SAFLConfig, {"sigma": -1.0}, "sigma"),
     (DRFAConfig, {"gamma": 0.0}, "gamma"), (TrainSetup, {"dropout": 1.0}, "dropout"),
 ])
@@ -308,3 +308,21 @@ def test_phi_zero_ia_is_scaff_pd_for_any_b(data):
         assert all(torch.equal(p, q) for p, q in zip(ia.state.theta, pd.state.theta,
                                                      strict=True))
         assert np.array_equal(ia.state.lam, pd.state.lam)
+
+
+def test_the_local_step_size_is_eta_in_every_config_and_lr_still_works():
+    """One name for one hyperparameter across the paper's configs (the paper's eta); the old
+    ``lr`` keyword and attribute still work, with a DeprecationWarning, and change no value.
+    """
+    amb = RelativeAmbiguitySet(10, 0.2, 0.2, 0.0)
+    configs = (FedAvgConfig(), SAFLConfig(amb), DRFAConfig(amb), ScaffPDIAConfig(amb))
+    assert all(hasattr(c, "eta") for c in configs)
+    assert [c.eta for c in configs[:3]] == [0.1, 0.1, 0.1]
+    with pytest.warns(DeprecationWarning, match="FedAvgConfig: the keyword lr= is deprecated"):
+        old = FedAvgConfig(lr=0.3)
+    assert old == FedAvgConfig(eta=0.3)
+    with pytest.warns(DeprecationWarning, match="DRFAConfig: the attribute .lr"):
+        assert DRFAConfig(amb, eta=0.2).lr == 0.2
+    with pytest.warns(DeprecationWarning):
+        assert SAFLConfig(amb, lr=0.05).eta == 0.05
+    assert SAFLConfig(amb, 0.1, 1e-3).sigma == 1e-3  # positional order unchanged

@@ -1,7 +1,8 @@
-"""The vectorized engine's hand-written backpropagation and in-place local SGD compute exactly
-(bitwise) what the autograd formulation computes, so the speed-up leaves every record
-unchanged; the per-client evaluation oracle equals the segment sums; the topk minibatch draw
-equals the argsort formulation.
+"""The vectorized engine's hand-written backpropagation computes exactly (bitwise) what the
+autograd formulation computes; its fused in-place local SGD step equals the autograd step
+within the step's float32 round-off bound (docs/design.md#tolerances-of-the-vectorized-paths);
+the per-client evaluation oracle equals the segment sums; the topk minibatch draw equals the
+argsort formulation.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from repro.relfair.models import (
     stack,
     stacked_loss_and_grads,
 )
+from repro.relfair.roundoff import step_bound
 
 D_IN, N_CLIENTS, BATCH = 40, 12, 16
 
@@ -65,8 +67,20 @@ def test_handwritten_backprop_is_bitwise_autograd(data, with_mask):
     assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))
 
 
+def _oracle_step(data, u, lr, idx, mask, correction):
+    """One autograd step of every client from the stacked models ``u`` (the loop oracle)."""
+    _, g = _autograd_loss_and_grads(u, data.X_train[idx], data.y_train[idx], mask)
+    if correction is not None:
+        g = tuple(gi + ci for gi, ci in zip(g, correction, strict=True))
+    return tuple(ui - lr * gi for ui, gi in zip(u, g, strict=True))
+
+
 @pytest.mark.parametrize("corrected", [True, False])
-def test_in_place_local_sgd_is_bitwise_the_autograd_update(data, corrected):
+def test_fused_local_sgd_equals_the_autograd_step_within_its_roundoff_bound(data, corrected):
+    """Every iterate of the fused in-place local SGD (4 steps, a snapshot after 2) is within
+    :func:`step_bound` of the autograd step taken from the previous iterate; the snapshot is a
+    copy, not ``u``.
+    """
     theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(3))
     draws = draw_round(data, 4, BATCH, 50, 0.5, torch.Generator().manual_seed(4))
     correction = None
@@ -74,12 +88,39 @@ def test_in_place_local_sgd_is_bitwise_the_autograd_update(data, corrected):
         gen = torch.Generator().manual_seed(5)
         correction = tuple(0.1 * torch.randn(data.n, *p.shape, generator=gen) for p in theta)
     eng = ClientEngine(data, "vectorized")
-    u, snap = eng.local_sgd(theta, 0.05, draws, range(4), correction, snapshot_at=2)
-    ref = _autograd_local_sgd(data, theta, 0.05, draws, range(4), correction)
-    ref2 = _autograd_local_sgd(data, theta, 0.05, draws, range(2), correction)
-    assert all(torch.equal(a, b) for a, b in zip(u, ref, strict=True))
-    assert all(torch.equal(a, b) for a, b in zip(snap, ref2, strict=True))  # a copy, not u
+    lr = 0.05
+    prev = stack(theta, data.n)
+    for j in range(1, 5):
+        u, _ = eng.local_sgd(theta, lr, draws, range(j), correction)
+        s = j - 1
+        idx, mask = draws.idx[s], draws.mask[s]
+        ref = _oracle_step(data, prev, lr, idx, mask, correction)
+        # the fused path from ``prev`` (its own iterate j - 1): one step, compared entrywise
+        mine = tuple(p.clone() for p in prev)
+        eng._sgd_step(mine, idx, mask, eng._buffers(mine, BATCH), lr,
+                      None if correction is None else tuple(lr * c for c in correction))
+        bound = step_bound(prev, data.X_train[idx], data.y_train[idx], mask, lr, correction)
+        for a, b, e in zip(mine, ref, bound, strict=True):
+            assert bool(((a.double() - b.double()).abs() <= e).all())
+        for a, b in zip(mine, u, strict=True):      # local_sgd's iterate j is that step
+            assert torch.equal(a, b)
+        prev = u
+    u, snap = eng.local_sgd(theta, lr, draws, range(4), correction, snapshot_at=2)
+    u2, _ = eng.local_sgd(theta, lr, draws, range(2), correction)
+    assert all(torch.equal(a, b) for a, b in zip(snap, u2, strict=True))
     assert not torch.equal(snap[0], u[0])
+
+
+def test_step_bound_is_tight_enough_to_catch_a_wrong_step(data):
+    """The bound is round-off sized: a step with lr (1 + 1e-3) falls outside it."""
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(3))
+    draws = draw_round(data, 1, BATCH, 50, 0.5, torch.Generator().manual_seed(4))
+    u = stack(theta, data.n)
+    idx, mask = draws.idx[0], draws.mask[0]
+    ref = _oracle_step(data, u, 0.05, idx, mask, None)
+    bad = _oracle_step(data, u, 0.05 * (1 + 1e-3), idx, mask, None)
+    bound = step_bound(u, data.X_train[idx], data.y_train[idx], mask, 0.05, None)
+    assert not bool(((bad[0].double() - ref[0].double()).abs() <= bound[0]).all())
 
 
 def test_loop_evaluation_oracle_equals_segment_sums(data):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -17,6 +18,7 @@ from repro.relfair.instances import gaussian_clients
 from repro.relfair.messages import DeltaReport
 from repro.relfair.methods import build
 from repro.relfair.models import init_params
+from repro.relfair.roundoff import step_bound
 
 D_IN, N_CLIENTS, BATCH = 20, 6, 16
 
@@ -110,8 +112,11 @@ def test_table1_readings_touch_the_cells_they_name():
 def test_scheduled_local_sgd_computes_only_active_clients_and_equals_the_loop_oracle(data):
     """The vectorized per-client schedule (clients still stepping form a prefix in step-count
     order) equals the loop oracle, which steps every client and zeroes the finished ones'
-    updates, with a correction term and a mid-round snapshot (DRFA); and it computes
-    sum_i active_i client gradients, not n max_i active_i.
+    updates, on every iterate: iterate j of the scheduled run is the oracle's step from
+    iterate j - 1 within the step's round-off bound (repro.relfair.roundoff.step_bound) for
+    the clients still stepping, and bitwise iterate j - 1 for the others; with a correction
+    term and a mid-round snapshot (DRFA). It computes sum_i active_i client gradients, not
+    n max_i active_i.
     """
     per = epoch_schedule(data.train_sizes, 1, BATCH)
     S = int(per.max())
@@ -120,17 +125,28 @@ def test_scheduled_local_sgd_computes_only_active_clients_and_equals_the_loop_or
     g = torch.Generator().manual_seed(6)
     corr = tuple(0.01 * torch.randn((N_CLIENTS, *p.shape), generator=g) for p in theta)
     t = int(per.min()) + 1  # a snapshot after some clients have stopped
-    vec = ClientEngine(data, "vectorized")
+    vec, loop = ClientEngine(data, "vectorized"), ClientEngine(data, "loop")
     calls = []
-    real = vec._stacked_gradients
-    vec._stacked_gradients = lambda u, idx, m, b, **kw: (calls.append(idx.shape[0])
-                                                          or real(u, idx, m, b, **kw))
+    real = vec._sgd_step
+    vec._sgd_step = lambda u, idx, *a: calls.append(idx.shape[0]) or real(u, idx, *a)
     u, snap = vec.local_sgd(theta, 0.05, draws, range(S), correction=corr, snapshot_at=t,
                             client_steps=per)
-    u_ref, snap_ref = ClientEngine(data, "loop").local_sgd(theta, 0.05, draws, range(S),
-                                                           correction=corr, snapshot_at=t,
-                                                           client_steps=per)
-    for a, b in zip(u + snap, u_ref + snap_ref, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
     assert sum(calls) == int(per.sum()) < N_CLIENTS * S  # only the active clients' gradients
     assert calls == [int((per >= j).sum()) for j in range(1, S + 1)]
+    vec._sgd_step = real
+    prev = tuple(p.unsqueeze(0).expand(N_CLIENTS, *p.shape).clone() for p in theta)
+    for j in range(1, S + 1):
+        cur, _ = vec.local_sgd(theta, 0.05, draws, range(j), correction=corr,
+                               client_steps=np.minimum(per, j))
+        on = torch.from_numpy(per >= j)
+        _, grads = loop.gradients(prev, draws.idx[j - 1], draws.mask[j - 1])
+        ref = tuple(p - 0.05 * (gr + c) for p, gr, c in zip(prev, grads, corr, strict=True))
+        X, y = data.X_train[draws.idx[j - 1]], data.y_train[draws.idx[j - 1]]
+        bound = step_bound(prev, X, y, draws.mask[j - 1], 0.05, corr)
+        for a, r, p, e in zip(cur, ref, prev, bound, strict=True):
+            assert bool(((a[on].double() - r[on].double()).abs() <= e[on]).all())
+            assert torch.equal(a[~on], p[~on])          # finished clients keep their model
+        if j == t:
+            assert all(torch.equal(a, b) for a, b in zip(snap, cur, strict=True))
+        prev = cur
+    assert all(torch.equal(a, b) for a, b in zip(u, prev, strict=True))

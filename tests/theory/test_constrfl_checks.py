@@ -13,7 +13,11 @@ CHECKS = ["constrfl.lemma_a2_resolvent_firm_nonexpansive",
           "constrfl.lemma31_bounded_iterates",
           "constrfl.theorem32_outer_complexity", "constrfl.lemma41_local_lipschitz",
           "constrfl.mistyped_statements", "constrfl.lemma_a1_a2_iterates",
-          "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total"]
+          "constrfl.lemma42_admm_bounds", "constrfl.theorem32_inner_total",
+          # performance estimation beside the rate checks (theory/constrfl/pep_*.py)
+          "constrfl.pep_lemma_b3_factor", "constrfl.pep_lemma42_radius",
+          "constrfl.pep_lemma_a2_firm", "constrfl.pep_lemma_a3_ppa",
+          "constrfl.pep_counts_74_48_83_84"]
 
 
 BOUNDED = {"constrfl.theorem41_42_admm_linear_rate", "constrfl.lemma42_admm_bounds",

@@ -15,6 +15,8 @@ import repro.constrfl.admm as admm
 import repro.constrfl.merit as merit_mod
 import repro.constrfl.proxal as proxal
 import theory.constrfl.outer as CO
+import theory.constrfl.pep_inner as PEP_INNER
+import theory.constrfl.pep_outer as PEP_OUTER
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.merit import Merit
 from theory.registry import load_check_modules, registered, seed_for
@@ -24,6 +26,8 @@ load_check_modules()
 
 def _run(name):
     CO.sweep.cache_clear()  # the three Algorithm-1 sweep checks share a cached run
+    for cached in (PEP_INNER.inner_runs, PEP_INNER.inner_subproblem, PEP_OUTER.ppa_run):
+        cached.cache_clear()   # the PEP checks' cached runs of the package
     entry = registered()[name]
     return entry.func(seed_for(entry.seed_name or name), "small")
 
@@ -185,6 +189,34 @@ PLANTS = {
     "constrfl.lemma_a2_resolvent_firm_nonexpansive": {
         "[mu + beta c]_+ without the positive part": lambda mp: mp.setattr(
             merit_mod, "_plus", lambda block, s: s),
+    },
+    # performance estimation: the replay of the worst quadratic through the package's round,
+    # Lemma A.1's inexactness on Algorithm 1's iterates, the package's own stop at (11)
+    "constrfl.pep_lemma_b3_factor": {
+        "dual step (20) damped by 10%": lambda mp: _wrap(mp, admm.ClientSide, "round",
+                                                         _dual_step(0.9)),
+        "server (18) with 2 rho": lambda mp: _wrap(mp, admm.ServerSide, "__init__",
+                                                   _server_rho(2.0)),
+    },
+    "constrfl.pep_lemma42_radius": {
+        "server (18) with 2 rho": lambda mp: _wrap(mp, admm.ServerSide, "__init__",
+                                                   _server_rho(2.0)),
+        "server (18) with rho/2": lambda mp: _wrap(mp, admm.ServerSide, "__init__",
+                                                   _server_rho(0.5)),
+    },
+    "constrfl.pep_lemma_a2_firm": {
+        "multiplier update with 2 beta": lambda mp: _wrap(
+            mp, proxal, "multiplier_update",
+            lambda f: lambda block, mu, W, beta: f(block, mu, W, 2 * beta)),
+    },
+    "constrfl.pep_lemma_a3_ppa": {
+        "multiplier update with beta/2": lambda mp: _wrap(
+            mp, proxal, "multiplier_update",
+            lambda f: lambda block, mu, W, beta: f(block, mu, W, 0.5 * beta)),
+    },
+    "constrfl.pep_counts_74_48_83_84": {
+        "stop test (11) reduced to tau_k <= eps1": lambda mp: _wrap(
+            mp, proxal.FedProxAL, "step", _stop_test_without("tau only")),
     },
     "constrfl.lemma_a1_a2_iterates": {
         "multiplier update with 2 beta": lambda mp: _wrap(

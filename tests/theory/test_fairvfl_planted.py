@@ -120,6 +120,9 @@ def _sign_masked_nu(mp):
 
 PLANTS = {
     ("fairvfl.lemma1_primal_progress", "primal step 2/eta (too large)"): _primal_step_scaled(2.0),
+    # the package's ascent beyond the exact worst case over L-smooth functions at 1/eta
+    ("fairvfl.pep_lemma1_block_descent", "primal step 2/eta (too large)"):
+        _primal_step_scaled(2.0),
     ("fairvfl.lemma2_dual_progress", "dual step beta/2 (too small)"): _dual_step_scaled(0.5),
     ("fairvfl.lemma2_dual_progress", "dual step 2 beta (too large)"): _dual_step_scaled(2.0),
     ("fairvfl.lemma3_lyapunov", "dual step beta/2 (too small)"): _dual_step_scaled(0.5),

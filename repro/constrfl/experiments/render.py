@@ -120,6 +120,8 @@ def table3(records, out: Path, scale: str) -> list[Path]:
 # --------------------------------------------------------------------------- Figure 1
 
 OBJ_COLOR, FEAS_COLOR = "tab:blue", "tab:brown"  # the paper's: blue objective, brown feasibility
+SERVER_COLOR = "tab:purple"  # the server's (global) constraint: neither the objective's blue nor
+# the clients' brown
 
 
 def _paper_final(ax, x_end: float, stem: str, metric: str, color: str, label: str,
@@ -224,8 +226,9 @@ def table2(records, out: Path, scale: str) -> list[Path]:
 def fig2(records, out: Path, scale: str) -> list[Path]:
     """Figure 2: per panel (n) the clients' mean local loss (left axis, blue) and mean local
     disparity (right axis, brown) with their cross-client bands (as in :func:`fig1`), the
-    server's disparity, the threshold, and Table 2's printed values for the same n
-    (Algorithm 1; disparity: mean over clients and server) as stars at the last iteration.
+    server's disparity (purple, dash-dotted), the threshold, and Table 2's printed values for
+    the same n (Algorithm 1; disparity: mean over clients and server) as stars at the last
+    iteration.
     """
     recs = sorted(records, key=lambda r: r.config["n"])
     fig, axes = figure(1, len(recs), figsize=(4.4 * len(recs), 3.4), squeeze=False)
@@ -241,7 +244,7 @@ def fig2(records, out: Path, scale: str) -> list[Path]:
                  label="disparity: mean over clients")
         ax2.fill_between(k, c["iter_disp_min"], c["iter_disp_max"], color=FEAS_COLOR,
                          alpha=0.2, linewidth=0, label="disparity: min–max over clients")
-        ax2.plot(k, c["iter_disp_server"], color="tab:blue", ls="-.", marker="none",
+        ax2.plot(k, c["iter_disp_server"], color=SERVER_COLOR, ls="-.", marker="none",
                  label="disparity: global (server) constraint")
         ax2.axhline(FAIR_R, color="black", ls="--", label=f"disparity threshold {FAIR_R:g}")
         _paper_final(ax, k[-1], "constrfl_table2", "objective", OBJ_COLOR,

@@ -101,11 +101,13 @@ def _scale_params(scale: str, da: str, algorithm: str) -> dict:
             "batch": 64, "rounds": 20 * r if sgda else r, "eval_every": 2000 if sgda else 100}
 
 
-def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
+def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0, preset="paper") -> dict:
     """A cell's config. ``backend`` is the local-step backend chosen for the device the
     sweep runs on (:func:`repro.fedmm.training.choose_backend`: loop on CPU, graphed on CUDA,
     $FEDREPRO_FEDMM_BACKEND overrides); it is part of the identity, so CPU-loop and
-    GPU-vmapped records are never mixed.
+    GPU-vmapped records are never mixed. ``preset``: the hyperparameters of
+    :func:`repro.fedmm.training.blocks_for` (``paper``: mu = 1; ``code``: the authors' code,
+    mu = 2).
     """
     params = _scale_params(scale, da, algorithm)
     smoke = params.pop("m_scale", None) == "smoke"
@@ -116,7 +118,7 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0) -> dict:
     else:
         where = {"backend": choose_backend(run_device())}
     return {"da": da, "algorithm": algorithm, "local_steps": local, "p": p, "seed": seed,
-            "preset": "paper", **where, **params}
+            "preset": preset, **where, **params}
 
 
 def seeds(scale: str) -> tuple[int, ...]:
@@ -149,6 +151,42 @@ def _mnist_data(n_source: int, n_target: int, n_test: int):
     return (torch.from_numpy(np.ascontiguousarray(xs[:n_source])),
             torch.from_numpy(ys[:n_source]), torch.from_numpy(np.ascontiguousarray(xt)),
             torch.from_numpy(np.ascontiguousarray(xe)), torch.from_numpy(ye))
+
+
+MDD_DIAG_ROWS = 256  # source and target training rows of MDD's margin diagnostic, each
+
+
+def mdd_diagnose(problem: DAProblem, xs: torch.Tensor, xt: torch.Tensor, seed: int):
+    """MDD's diagnostic at each evaluation: the largest ``-log a[yhat]`` over a fixed set of
+    source and of target training rows (drawn once from the cell's seed, evaluated together as
+    one batch, as a training minibatch mixes them), over the global model and every client's
+    local iterate. A probability-space MDD loss overflows once these pass about 89 (source)
+    and 104 (target) in float32 (:mod:`repro.fedmm.adaptation`).
+    """
+    rng = np.random.default_rng(stream_seed("mnist-diag", seed))
+    n = min(MDD_DIAG_ROWS, len(xs), len(xt))
+    i_s = torch.from_numpy(np.sort(rng.choice(len(xs), size=n, replace=False)))
+    i_t = torch.from_numpy(np.sort(rng.choice(len(xt), size=n, replace=False)))
+    x = torch.cat([xs[i_s.to(xs.device)], xt[i_t.to(xt.device)]])
+
+    def diagnose(state) -> dict[str, float]:
+        v = torch.stack([problem.adversary_neg_log_a(th, x)
+                         for th in (state.theta0, *state.local)])
+        return {"mdd_neg_log_a_source_max": float(v[:, :n].max().double()),
+                "mdd_neg_log_a_target_max": float(v[:, n:].max().double())}
+    return diagnose
+
+
+def accelerator(config: dict) -> str:
+    """The accelerator model a cell's config runs on here, for its record's identity: the CUDA
+    device's name (``torch.cuda.get_device_name``) where the cell runs on a CUDA device this
+    machine has, else ``""`` (the CPU, or a device this machine lacks: such a cell is not run
+    here). Records of two GPU models differ in their last bits, so their keys differ too.
+    """
+    device = torch.device(config["device"]) if "device" in config else run_device()
+    if device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_name(device)
+    return ""
 
 
 def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
@@ -198,10 +236,15 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
     xsub, ysub = xe[torch.from_numpy(sub)], ye[torch.from_numpy(sub)]
     spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
                    config["eval_every"], config["preset"], backend=config["backend"])
+    diagnose = mdd_diagnose(problem, xs, xt, seed) if da == "MDD" else None
     state = train(problem, net, "mnist", spec, theta0,
                   lambda th: problem.accuracy(th, xsub, ysub), ctx, checkpoint_path(ctx),
-                  code_client=code_client)
+                  code_client=code_client, diagnose=diagnose)
     metrics = summary_metrics(ctx.curves["round"], ctx.curves["acc"])
+    # the run's state was read finite at every evaluation and checkpoint (training.train;
+    # a non-finite one ends the cell as a named divergence instead); records made before the
+    # check existed lack this flag
+    metrics["finite_checked"] = 1.0
     metrics["test_acc_full"] = problem.accuracy(state.theta0, xe, ye)
     metrics["test_acc_full_code_client"] = problem.accuracy(state.local[code_client], xe, ye)
     metrics["rounds"] = float(state.round)

@@ -25,15 +25,13 @@ Claims (paper Sec. 3.1 and 6):
 * Fig. 5 "> 20 % higher accuracy": margin FedMM - max(FedAvgGDA, FedProxGDA) - 20 pp per DA
   method and client setting.
 
-:func:`verdicts_from_tables` recomputes what the committed per-seed tables
-(``figures/fedmm_fig{2,4,5}.csv``) can decide without run records.
+The run budget and the frozen runs appended to each claim's text: :mod:`.budgets`; the claims
+read back from the committed per-seed tables: :mod:`.tables`.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -325,72 +323,6 @@ def claim_fig5(records) -> tuple[bool | None, str]:
     return combine(vs), "; ".join(parts) + f"; seeds {sorted({r.config['seed'] for r in records})}"
 
 
-# -- runs whose predictions froze --------------------------------------------------------------
-FROZEN_EVALS = 5     # evaluations in a row with the same accuracy, to the end of the run
-ONE_CLASS_MAX = 0.12  # above the largest class share of the MNIST(-M) test labels (11.35 %)
-
-
-def frozen_from(rounds: Sequence[float], acc: Sequence[float]) -> float | None:
-    """The first evaluated round from which a run's accuracy stays exactly the same to its end,
-    over at least :data:`FROZEN_EVALS` evaluations and at one class's share or below
-    (:data:`ONE_CLASS_MAX`), else None. A model still training changes its predictions on the
-    2,000 evaluation images between evaluations; one whose parameters left the floats (NaN)
-    predicts one class for every image, so its accuracy is that class's share from then on
-    (9.8-10.5 % here). Issue 34 found 3 such runs among the first 18
-    extended runs (FedMM, M = 20 and 25); the code (:mod:`repro.fedmm.training`) does not stop
-    them, so their records end with that chance-level accuracy. They stay in every mean as
-    they ended (a diverged run is what the algorithm gave at that seed) and are named here.
-    """
-    n = len(acc)
-    k = n - 1
-    while k > 0 and acc[k - 1] == acc[-1]:
-        k -= 1
-    if n - k < FROZEN_EVALS or acc[-1] > ONE_CLASS_MAX:
-        return None
-    return float(rounds[k])
-
-
-def frozen_note(records) -> str:
-    """``"; k of n runs froze ..."`` naming each run whose accuracy curve froze
-    (:func:`frozen_from`), or ``""``.
-    """
-    with_curves = [r for r in records if "acc" in r.curves and "round" in r.curves]
-    frozen = [(r, frozen_from(r.curves["round"], r.curves["acc"])) for r in with_curves]
-    frozen = [(r, at) for r, at in frozen if at is not None]
-    if not frozen:
-        return ""
-    runs = ", ".join(f"{r.config['da']} {r.config['algorithm']} M={r.config['local_steps']} "
-                     f"seed {r.config['seed']} from round {at:g} at "
-                     f"{100 * r.curves['acc'][-1]:.2f}%" for r, at in frozen)
-    return (f"; {len(frozen)} of {len(with_curves)} runs froze (the same accuracy at every "
-            f"evaluation to the end, predictions stuck on one class, as parameters that became "
-            f"NaN give; kept in the means as they ended): {runs}")
-
-
-# -- run budget appended to the figures' claims ----------------------------------------------
-def budget(records) -> str:
-    """The run budget of ``records``: data sizes, batch, rounds per run and the seeds."""
-    r = records[0].config
-    seeds = sorted({s for x in records for s in np.atleast_1d(x.config["seed"]).tolist()})
-    if "n_source" not in r:  # records read back from a committed table (table_records)
-        return ("budget: rounds per run " + ",".join(sorted({str(x.config["rounds"])
-                                                            for x in records}))
-                + f" (per the table); mean over seeds {seeds}")
-    return (f"budget: {int(r['n_source'])}+{int(r['n_target'])} train images, batch "
-            f"{r['batch']}, rounds per run " + ",".join(sorted(
-                {str(x.config['rounds']) for x in records}))
-            + f"; mean over seeds {seeds}")
-
-
-def with_budget(check):
-    """A claim of this module with the run budget appended to its text."""
-    def run(records):
-        verdict, text = check(records)
-        return verdict, f"{text}; {budget(records)}{frozen_note(records)}"
-    run.__doc__ = check.__doc__
-    return run
-
-
 # -- Tables 1 and 2 (Office-31) --------------------------------------------------------------
 def _averages(records, key: str) -> dict[tuple[str, str], float]:
     out = {}
@@ -431,64 +363,6 @@ def claim_table2(records) -> tuple[bool, str]:
     return ok and bool(parts), "; ".join(parts) or "no complete DA method"
 
 
-# -- verdicts from the committed per-seed tables ---------------------------------------------
-def _read_table(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such table; render it with `repro render "
-                                f"{path.stem.replace('_', '.')}` from run records")
-    with path.open() as fh:
-        return list(csv.DictReader(fh))
-
-
-def _run_id(row: dict) -> tuple:
-    return (row["DA"], row["algorithm"], int(row["M"]), float(row["p"]),
-            row.get("clients") or "1+1", int(row["seed"]))
-
-
-def _table_records(rows: list[dict], experiment: str,
-                   curves: list[dict] | None = None) -> list[RunRecord]:
-    """Rows of a rendered fedmm table as records holding the finals they print (percent ->
-    fraction) and, where the table's ``_curves.csv`` rows are given, each run's curve and
-    ``final_acc`` (the mean of its last five evaluations, as
-    :func:`repro.fedmm.training.summary_metrics` defines it); a table written with a
-    ``scale`` column gives its records ``config['scale']``.
-    """
-    def pct(row, col):  # an ``ours (paper)`` column's "<col> mean", or an older plain column
-        return float(row[f"{col} mean"] if f"{col} mean" in row else row[col]) / 100
-
-    by_run: dict[tuple, dict[str, list[float]]] = {}
-    for c in curves or ():
-        cv = by_run.setdefault(_run_id(c), {"round": [], "acc": [], "acc_code_client": []})
-        for k in cv:
-            cv[k].append(float(c[k]) if c[k] != "" else float("nan"))
-    out = []
-    for k, row in enumerate(rows):
-        cfg = {"da": row["DA"], "algorithm": row["algorithm"], "local_steps": int(row["M"]),
-               "p": float(row["p"]), "seed": int(row["seed"]),
-               "clients": row.get("clients") or "1+1", "rounds": int(row["rounds"])}
-        if row.get("scale"):
-            cfg["scale"] = row["scale"]
-        metrics = {"test_acc_full": pct(row, "final acc (full test)"),
-                   "best_acc": pct(row, "best acc (subset)")}
-        curve = by_run.get(_run_id(row), {})
-        if curve:
-            metrics["final_acc"] = float(np.mean(curve["acc"][-5:]))
-        out.append(RunRecord(experiment=experiment, config=cfg, key=str(k), seed=cfg["seed"],
-                             metrics=metrics, curves=curve))
-    return out
-
-
-def table_records(path: Path) -> list[RunRecord]:
-    """The records a committed per-seed table ``figures/fedmm_fig<k>.csv`` holds, with the
-    curves of ``fedmm_fig<k>_curves.csv`` beside it where that file exists (registered with
-    :mod:`repro.engine.from_outputs` by the figure's experiment).
-    """
-    path = Path(path)
-    side = path.with_name(f"{path.stem}_curves.csv")
-    curves = _read_table(side) if side.is_file() else None
-    return _table_records(_read_table(path), "fedmm." + path.stem.split("_", 1)[1], curves)
-
-
 def sgda_rounds_bound(records) -> tuple[bool | None, str]:
     """Fig. 4's "> 1000 rounds" claim from finals only: FedSGDA's best accuracy over all its
     rounds bounds its best up to round 1000 from above, so X - best(all) is a LOWER bound on the
@@ -514,34 +388,3 @@ def sgda_rounds_bound(records) -> tuple[bool | None, str]:
                      f"{100 * np.mean(best):.1f}%: {reach}; margin >= {100 * low:.1f} pp, "
                      f"seed spread {_pp(s)} -> {word(v)}")
     return combine(vs), "; ".join(parts)
-
-
-def verdicts_from_tables(figures: Path) -> list[dict]:
-    """The fedmm claims the committed per-seed tables can decide: Figs. 2 and 5 fully; Fig. 4
-    fully where ``fedmm_fig4_curves.csv`` is committed beside its table, else only its "> 1000
-    rounds" claim, as a bound from the finals (the curve claims are then ``not_run``). Rows:
-    {claim, verdict, measured}.
-    """
-    figures = Path(figures)
-    f2, f4, f5 = (table_records(figures / f"fedmm_fig{k}.csv") for k in (2, 4, 5))
-    rows = []
-    for claim, fn, recs in (("Fig. 2 degradation p=0.5 -> p=1", claim_fig2, f2),
-                            ("Fig. 2 monotone in p (stricter)", claim_fig2_monotone, f2),
-                            ("Fig. 4 FedSGDA needs > 1000 rounds", claim_fig4_sgda_rounds, f4),
-                            ("Fig. 4 FedMM saves > 90% of the rounds", claim_fig4_saving, f4),
-                            ("Fig. 4 M = 25 faster than M = 20", claim_fig4_m25, f4),
-                            ("Fig. 5 gap > 20 pp", claim_fig5, f5)):
-        try:
-            v, text = fn(recs)
-        except RecordsMissing as exc:
-            rows.append({"claim": claim, "verdict": "not_run", "measured": str(exc)})
-            continue
-        rows.append({"claim": claim, "verdict": word(v), "measured": text})
-    return rows
-
-
-if __name__ == "__main__":  # python -m repro.fedmm.experiments.claims [figures dir]
-    import sys
-
-    for row in verdicts_from_tables(Path(sys.argv[1] if len(sys.argv) > 1 else "figures")):
-        print(f"{row['claim']}: {row['verdict']}\n  {row['measured']}")

@@ -14,84 +14,30 @@ from repro.engine.query import where
 from repro.engine.records import RunRecord
 from repro.engine.report import Measured, Table, paper_values, write_table
 from repro.fedmm.data import TASKS
-from repro.fedmm.experiments._cells import TABLE_METHODS
+from repro.fedmm.experiments._cells import CLIENT_SETTINGS, TABLE_METHODS
+
+# seed_mean: re-exported, the figures' seed averaging
+from repro.fedmm.experiments.render_curves import (  # noqa: F401
+    curves_figure,
+    draw_ended,
+    drawn,
+    ended_round,
+    in_mean,
+    missing_runs,
+    seed_mean,
+    seeds_text,
+    setting,
+    style,
+)
 from repro.fedmm.models import DA_METHODS
 
 FINAL_COLUMNS = ("final acc (full test)", "best acc (subset)",
                  "acc of the authors' evaluated model (source client's local)")
 
 
-def seed_mean(records) -> list[RunRecord]:
-    """One record per config-without-seed: metrics and the ``acc`` curve averaged over seeds
-    (same round grid), ``config['seed']`` replaced by the list of seeds averaged.
-    """
-    groups: dict[tuple, list[RunRecord]] = {}
-    for r in records:
-        key = tuple(sorted((k, v) for k, v in r.config.items() if k != "seed"))
-        groups.setdefault(key, []).append(r)
-    out = []
-    for rs in groups.values():
-        rs = sorted(rs, key=lambda r: r.config["seed"])
-        metrics = {k: float(np.mean([r.metrics[k] for r in rs])) for k in rs[0].metrics}
-        curves = {"round": rs[0].curves["round"],
-                  "acc": np.mean([r.curves["acc"] for r in rs], axis=0).tolist(),
-                  "acc_runs": [r.curves["acc"] for r in rs]}  # per seed: the figures' band
-        out.append(RunRecord(experiment=rs[0].experiment,
-                             config={**rs[0].config, "seed": [r.config["seed"] for r in rs]},
-                             key="mean", seed=-1, metrics=metrics, curves=curves))
-    return out
-
-
-def _label(r: RunRecord) -> str:
-    c = r.config
-    if c["algorithm"] == "FedSGDA":
-        return "FedSGDA (M=1)"
-    return f"{c['algorithm']} (M={c['local_steps']})"
-
-
-def _setting(r: RunRecord) -> str:
-    return str(r.config.get("clients", "1+1"))
-
-
-def _band_text(n_seeds: int) -> str:
-    return (f"mean over {n_seeds} seeds, band ±1 std" if n_seeds > 1
-            else "one seed: no band")
-
-
-def _curves_figure(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
-    """One row of DANN/CDAN/MDD panels per client setting (one row unless Fig. 5's split
-    settings have records), seed-mean curves with a ±1 std band over seeds; each method keeps
-    one colour in every panel, so one legend below the panels keys them all. The paper prints
-    these figures as images only: there are no printed values to overlay.
-    """
-    seeds = sorted({s for r in records for s in np.atleast_1d(r.config["seed"]).tolist()})
-    records = seed_mean(records)
-    settings = sorted({_setting(r) for r in records},
-                      key=lambda c: sum(int(x) for x in c.split("+")))
-    labels = sorted({_label(r) for r in records})
-    color = {lab: f"C{i}" for i, lab in enumerate(labels)}
-    fig, axes = figure(len(settings), 3, figsize=(13, 3.6 + 4.4 * (len(settings) - 1)),
-                       squeeze=False, gridspec_kw={"hspace": 0.45})
-    for row, setting in zip(axes, settings, strict=True):
-        recs = [r for r in records if _setting(r) == setting]
-        for ax, da in zip(row, DA_METHODS, strict=True):
-            for r in sorted(where(recs, da=da), key=_label):
-                plot_mean_band(ax, r.curves["round"], 100 * np.asarray(r.curves["acc_runs"]),
-                               label=_label(r), color=color[_label(r)])
-            if max((max(r.curves["round"]) for r in where(recs, da=da)), default=0) > 200:
-                ax.set_xscale("log")  # FedSGDA runs 20x the rounds of FedMM
-            ax.set_xlabel("communication round")
-            ax.set_ylabel("MNIST-M test accuracy (%)")
-            ax.set_title(da if len(settings) == 1 else f"{da}, {setting} clients")
-    fig.suptitle(f"{title} ({scale_text(scale)}; {_band_text(len(seeds))}, seeds "
-                 f"{', '.join(str(s) for s in seeds)})")
-    fig.subplots_adjust(top=0.84 if len(settings) == 1 else 0.92)  # the title above the panels
-    return save_figure(fig, out, stem)
-
-
 def _run_order(r: RunRecord) -> tuple:
     c = r.config
-    return (_setting(r), c["da"], c["algorithm"], c["local_steps"], c["p"], c["seed"])
+    return (setting(r), c["da"], c["algorithm"], c["local_steps"], c["p"], c["seed"])
 
 
 def _final_table(records, out: Path, stem: str, title: str, scale: str) -> list[Path]:
@@ -101,32 +47,45 @@ def _final_table(records, out: Path, stem: str, title: str, scale: str) -> list[
     accuracies, from which the curve claims are judged where no run record is at hand
     (:func:`repro.fedmm.experiments.claims.table_records`). Accuracies (%) are ``ours
     (paper)`` cells: Figs. 2, 4 and 5 are images the paper's text does not print numbers for,
-    so every paper value is ``(—)``.
+    so every paper value is ``(—)``. A diverged run's row says at which round, its other
+    cells empty.
     """
     t = Table(title, ["DA", "algorithm", "M", "p", "clients", "seed", "rounds", "scale",
                       FINAL_COLUMNS[0], FINAL_COLUMNS[1], "R_conv", FINAL_COLUMNS[2],
-                      "frozen from round"],
+                      "frozen from round", DIVERGED_COLUMN],
               caption="One row per run (seed); the paper prints these figures as curves "
-                      f"only. Every run's curve: {stem}_curves.csv. Frozen from round: the "
-                      "run's accuracy is the same at every evaluation from that round to the "
-                      "end (predictions stuck on one class, as NaN parameters give; "
-                      "claims.frozen_from), — where it is not.")
-    for r in sorted(records, key=_run_order):
+                      f"only. Every run's curve: {stem}_curves.csv. Diverged at round: the "
+                      "first round at which the run's parameters held NaN or inf (the run "
+                      "ended there, a named divergence; no final accuracy). Frozen from "
+                      "round (records made before training checked finiteness): the run's "
+                      "accuracy is the same at every evaluation from that round to the end "
+                      "(predictions stuck on one class, as NaN parameters give; "
+                      "claims.frozen_from). — where neither applies.")
+    for r in sorted(drawn(records), key=_run_order):
         c, m = r.config, r.metrics
-        t.add(c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r), c["seed"],
-              int(m["rounds"]), scale, Measured((100 * m["test_acc_full"],), digits=2),
+        head = [c["da"], c["algorithm"], c["local_steps"], c["p"], setting(r), c["seed"]]
+        if not r.ok:
+            t.add(*head, c["rounds"], scale, "—", "—", "—", "—", "—", ended_round(r))
+            continue
+        t.add(*head, int(m["rounds"]), scale, Measured((100 * m["test_acc_full"],), digits=2),
               Measured((100 * m["best_acc"],), digits=2), int(m["r_conv"]),
-              Measured((100 * m["test_acc_full_code_client"],), digits=2),
-              _frozen(r))
-    return write_table(t, out, stem) + [_curves_csv(records, out, f"{stem}_curves", scale)]
+              Measured((100 * m["test_acc_full_code_client"],), digits=2), _frozen(r), "—")
+    return write_table(t, out, stem) + [_curves_csv(drawn(records), out, f"{stem}_curves",
+                                                    scale)]
+
+
+DIVERGED_COLUMN = "diverged at round"
 
 
 def _frozen(r: RunRecord) -> str:
-    """:func:`repro.fedmm.experiments.claims.frozen_from` of the run's curve, or "—"."""
-    from repro.fedmm.experiments.claims import frozen_from
+    """:func:`repro.fedmm.experiments.budgets.frozen_from` of the curve of a run made before
+    training checked finiteness, or "—".
+    """
+    from repro.fedmm.experiments.budgets import frozen_from
 
     cv = r.curves
-    at = frozen_from(cv["round"], cv["acc"]) if "acc" in cv and "round" in cv else None
+    at = (frozen_from(cv["round"], cv["acc"]) if "acc" in cv and "round" in cv
+          and "finite_checked" not in r.metrics else None)
     return "—" if at is None else str(int(at))
 
 
@@ -136,7 +95,7 @@ CURVE_COLUMNS = ("DA", "algorithm", "M", "p", "clients", "seed", "scale", "round
 
 def _curves_csv(records, out: Path, stem: str, scale: str) -> Path:
     """One line per (run, evaluated round): the accuracies (fractions, full precision) the
-    runs logged on the fixed MNIST-M evaluation subset.
+    runs logged on the fixed MNIST-M evaluation subset (a diverged run: up to its end).
     """
     path = Path(out) / f"{stem}.csv"
     with path.open("w", newline="") as fh:
@@ -144,60 +103,79 @@ def _curves_csv(records, out: Path, stem: str, scale: str) -> Path:
         w.writerow(CURVE_COLUMNS)
         for r in sorted(records, key=_run_order):
             c, cv = r.config, r.curves
-            code = cv.get("acc_code_client") or [None] * len(cv["round"])
-            for rnd, acc, cc in zip(cv["round"], cv["acc"], code, strict=True):
-                w.writerow([c["da"], c["algorithm"], c["local_steps"], c["p"], _setting(r),
+            rounds = cv.get("round", [])
+            code = cv.get("acc_code_client") or [None] * len(rounds)
+            for rnd, acc, cc in zip(rounds, cv.get("acc", []), code, strict=True):
+                w.writerow([c["da"], c["algorithm"], c["local_steps"], c["p"], setting(r),
                             c["seed"], scale, int(rnd), repr(float(acc)),
                             "" if cc is None else repr(float(cc))])
     return path
 
 
 def render_fig2(records, out: Path, scale: str) -> list[Path]:
-    """Fig. 2: per-run table, seed-mean accuracy curves per p and final accuracy vs p."""
+    """Fig. 2: per-run table, seed-mean accuracy curves per p (diverged runs drawn as ended)
+    and final accuracy vs p.
+    """
     ok = [r for r in records if r.ok]
     if not ok:
         return []
-    paths = _final_table(ok, out, "fedmm_fig2", "Fig. 2: FedAvgGDA + CDAN vs imbalance p",
+    paths = _final_table(records, out, "fedmm_fig2", "Fig. 2: FedAvgGDA + CDAN vs imbalance p",
                          scale)
     fig, (a1, a2) = figure(1, 2, figsize=(10, 3.6))
-    ok = seed_mean(ok)
-    for r in sorted(ok, key=lambda r: r.config["p"]):
+    per_seed = [r for r in ok if in_mean(r)]
+    means = seed_mean(per_seed)
+    for k, r in enumerate(sorted(means, key=lambda r: r.config["p"])):
         plot_mean_band(a1, r.curves["round"], 100 * np.asarray(r.curves["acc_runs"]),
-                       label=f"p={r.config['p']}")
+                       label=f"p={r.config['p']}: seeds {seeds_text(r.config['seed'])}",
+                       **style(k))
+    for r in drawn(records):
+        if not in_mean(r):
+            ps = sorted({m.config["p"] for m in means})
+            draw_ended(a1, r, f"C{ps.index(r.config['p'])}" if r.config["p"] in ps else "k")
     a1.set_xlabel("communication round")
     a1.set_ylabel("MNIST-M test accuracy (%)")
     a1.set_title("accuracy vs rounds")
-    ps = sorted(r.config["p"] for r in ok)
-    accs = [100 * where(ok, p=p)[0].metrics["test_acc_full"] for p in ps]
-    a2.plot(ps, accs, marker="o")
+    ps = sorted(r.config["p"] for r in means)
+    accs = [100 * where(means, p=p)[0].metrics["test_acc_full"] for p in ps]
+    # the claim compares these means with the seed spread: the spread is drawn (±1 std)
+    runs = [100 * np.array([r.metrics["test_acc_full"] for r in where(per_seed, p=p)])
+            for p in ps]
+    stds = [v.std(ddof=1) if v.size > 1 else 0.0 for v in runs]
+    a2.errorbar(ps, accs, yerr=stds, marker="o", capsize=3)
     a2.set_xlabel("p (fraction of source data on client 1)")
-    a2.set_ylabel("final accuracy (%)")
-    a2.set_title("final accuracy vs p")
-    n_seeds = max(len(np.atleast_1d(r.config["seed"])) for r in ok)
-    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale_text(scale)}; "
-                 f"{_band_text(n_seeds)})")
+    a2.set_ylabel("final accuracy (%)" + (", ±1 std over seeds" if max(
+        v.size for v in runs) > 1 else ""))
+    a2.set_title("final accuracy vs p (mean over the seeds drawn)")
+    fig.suptitle(f"Fig. 2: FedAvgGDA, CDAN, MNIST->MNIST-M ({scale_text(scale)}; mean over "
+                 f"the seeds each legend entry names, band ±1 std)")
     return paths + save_figure(fig, out, "fedmm_fig2")
 
 
 def render_fig4(records, out: Path, scale: str) -> list[Path]:
     """Fig. 4: per-run table and seed-mean curves of FedMM (M = 20, 25) and FedSGDA."""
-    ok = [r for r in records if r.ok]
-    if not ok:
+    if not any(r.ok for r in records):
         return []
-    return (_final_table(ok, out, "fedmm_fig4", "Fig. 4: FedMM (M=20, 25) vs FedSGDA", scale)
-            + _curves_figure(ok, out, "fedmm_fig4", "Fig. 4: FedMM vs FedSGDA", scale))
+    return (_final_table(records, out, "fedmm_fig4", "Fig. 4: FedMM (M=20, 25) vs FedSGDA",
+                         scale)
+            + curves_figure(records, out, "fedmm_fig4", "Fig. 4: FedMM vs FedSGDA", scale,
+                            missing_runs(records, ("FedMM", "FedSGDA"), ("1+1",))))
+
+
+FIG5_ALGORITHMS = ("FedMM", "FedAvgGDA", "FedProxGDA")
 
 
 def render_fig5(records, out: Path, scale: str) -> list[Path]:
     """Fig. 5: per-run table and seed-mean curves of FedMM, FedAvgGDA and FedProxGDA, one
-    row of panels per client setting.
+    row of panels per client setting; the title names the methods and settings the grid has
+    no run of yet.
     """
-    ok = [r for r in records if r.ok]
-    if not ok:
+    if not any(r.ok for r in records):
         return []
-    return (_final_table(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs FedAvgGDA vs FedProxGDA",
+    missing = missing_runs(records, FIG5_ALGORITHMS, ("1+1", *CLIENT_SETTINGS))
+    return (_final_table(records, out, "fedmm_fig5", "Fig. 5: FedMM vs FedAvgGDA vs FedProxGDA",
                          scale)
-            + _curves_figure(ok, out, "fedmm_fig5", "Fig. 5: FedMM vs baselines", scale))
+            + curves_figure(records, out, "fedmm_fig5", "Fig. 5: FedMM vs baselines", scale,
+                            missing))
 
 
 def render_tables(records, out: Path, scale: str) -> list[Path]:
