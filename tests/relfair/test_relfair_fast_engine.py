@@ -292,3 +292,15 @@ def test_chunked_key_draw_is_bitwise_the_one_tensor_draw(data, chunk, monkeypatc
         assert torch.equal(draws.idx[keep], idx[keep])
         assert torch.equal(draws.mask, mask)
         assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+
+
+def test_masks_drawn_into_a_kept_tensor_are_the_fresh_draw(data):
+    g1, g2 = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    fresh = draw_round(data, 3, BATCH, 50, 0.5, g1)
+    out = torch.full((3, data.n, BATCH, 50), 7.0)
+    kept = draw_round(data, 3, BATCH, 50, 0.5, g2, mask_out=out)
+    assert kept.mask is out and torch.equal(kept.mask, fresh.mask)
+    assert torch.equal(kept.idx, fresh.idx)
+    assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+    with pytest.raises(ValueError, match="mask_out must be a float32 tensor of shape"):
+        draw_round(data, 2, BATCH, 50, 0.5, g2, mask_out=out)
