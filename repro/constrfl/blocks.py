@@ -21,8 +21,8 @@ import torch
 from repro.core.kernels import rows_transposed, weighted_gram
 from repro.core.validation import check_shape
 
-__all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1pexp",
-           "sigmoid"]
+__all__ = ["PAIRED_MIN_ROWS", "FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops",
+           "log1pexp", "sigmoid"]
 
 
 class FlopCount:
@@ -52,6 +52,11 @@ def count_flops():
 def _count(flops: int) -> None:
     for fc in _COUNTERS:
         fc.flops += flops
+
+
+# rows per party from which a logistic block's row products are torch's two-row products
+# (LogisticBlock.paired); the same threshold as the kept per-row parts of the Newton solver
+PAIRED_MIN_ROWS = 256
 
 
 def log1pexp(z: np.ndarray) -> np.ndarray:
@@ -218,13 +223,28 @@ class LogisticBlock:
     # (22) share one pass over the rows, Merit.value_grad_and_grad_at), and the per-row parts
     # kept from a paired pass are those a later pass at that point computes
     # (tests/constrfl/test_constrfl_pairs.py).
+    # Blocks of fewer rows per party than PAIRED_MIN_ROWS (monks-1, breast-cancer-wisc: tens
+    # of rows) keep numpy's matrix-vector products and are never paired: there a product
+    # costs less than the Python work around the torch call.
+    @property
+    def paired(self) -> bool:
+        """Whether z and the row sums run as the two-row products (and a solve pairs the
+        broadcast w of (22) with its first trial point)."""
+        return self.X.shape[1] >= PAIRED_MIN_ROWS
+
     def _z(self, W: np.ndarray) -> np.ndarray:
+        if not self.paired:
+            if _COUNTERS:
+                _count(2 * self.X.size)
+            return np.matmul(self.X, W[:, :, None])[:, :, 0]
         return self._z_pair(W, np.zeros_like(W), points=1)[:, 0]
 
     def _rows_t(self, v: np.ndarray) -> np.ndarray:
         """``sum_m v[b, m] x_{b,m}``: (b, M) row weights -> (b, d)."""
         if _COUNTERS:
             _count(2 * self.X.size)
+        if not self.paired:
+            return np.matmul(v[:, None, :], self.X)[:, 0, :]
         return torch.bmm(torch.from_numpy(np.ascontiguousarray(v)).unsqueeze(1),
                          torch.from_numpy(self.X)).numpy()[:, 0, :]
 

@@ -125,9 +125,10 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     (a Hessian costs d/2 passes over the rows, a cached step none).
 
     ``grad_at`` (b, d), optional: also return ``grad P`` at these points (``SolveInfo.grad_at``;
-    a client's (22) at the broadcast ``w^{t+1}``). A logistic block evaluates them in the same
-    pass over the rows as the first trial point of all parties
-    (:meth:`Merit.value_grad_and_grad_at`), else by :meth:`Merit.grad` after the solve.
+    a client's (22) at the broadcast ``w^{t+1}``). A logistic block of at least
+    ``PAIRED_MIN_ROWS`` rows per party (:attr:`LogisticBlock.paired`) evaluates them in the
+    same pass over the rows as the first trial point of all parties
+    (:meth:`Merit.value_grad_and_grad_at`); otherwise :meth:`Merit.grad` does after the solve.
     """
     U = np.array(U0, dtype=float, copy=True)
     b, d = U.shape
@@ -159,7 +160,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         Hc = np.zeros((b, d, d))
     sub_key, sub = None, merit
     g_at = None
-    pair = grad_at is not None and hasattr(getattr(merit, "block", None), "loss_parts")
+    pair = grad_at is not None and getattr(getattr(merit, "block", None), "paired", False)
     for _ in range(max_iter):
         todo = res > tol
         if not todo.any():

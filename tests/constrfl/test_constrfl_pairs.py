@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.constrfl import blocks
 from repro.constrfl.admm import ClientSide
 from repro.constrfl.blocks import LogisticBlock
 from repro.constrfl.config import ProxALConfig
@@ -18,6 +19,14 @@ from repro.constrfl.merit import Merit
 from repro.constrfl.messages import Broadcast
 from repro.constrfl.problem import fairness
 from repro.core.roundoff import gamma
+
+
+@pytest.fixture(autouse=True)
+def _paired(monkeypatch):
+    """The test blocks (tens of rows per party) take the two-row products like paper-size
+    blocks do.
+    """
+    monkeypatch.setattr(blocks, "PAIRED_MIN_ROWS", 0)
 
 
 def _block(kind, rng):
@@ -136,3 +145,12 @@ def test_row_products_are_bitwise_the_same_at_any_operand_alignment():
         got = [moved._z_pair(shifted(W, o2), shifted(V, off)), moved._z(shifted(W, off)),
                moved._rows_t(shifted(v, o2)), moved._rows_t_pair(shifted(v2, off))]
         assert all(np.array_equal(g, r) for g, r in zip(got, ref, strict=True))
+
+
+def test_blocks_of_few_rows_keep_the_matrix_vector_products(monkeypatch):
+    monkeypatch.setattr(blocks, "PAIRED_MIN_ROWS", 256)
+    rng = np.random.default_rng(10)
+    blk = _block("np", rng)
+    assert not blk.paired
+    W = rng.standard_normal((blk.size, blk.d))
+    assert np.array_equal(blk._z(W), np.matmul(blk.X, W[:, :, None])[:, :, 0])
