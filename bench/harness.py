@@ -279,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from threadpoolctl import threadpool_limits
 
+    from repro.engine.executors import keep_freed_memory
+
+    keep_freed_memory()      # as in the engine's cells: freed memory stays in the process
     chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}
     threads = torch.get_num_threads()
     _QUICK, was = args.quick, _QUICK

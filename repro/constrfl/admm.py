@@ -60,14 +60,17 @@ class _BlockSolver:
             self.exact = ExactQuadratic(Q, merit.quadratic_linear(), rho, factorize=fast,
                                         factors=factors)
 
-    def __call__(self, U0, lin, ctr, tol, cache: dict | None = None):
-        """``cache`` (vectorized Newton only): ``{"at": U, "merit": (P(U), grad P(U),
-        parts)}`` of this block, reused when ``U0`` is that ``U`` and refreshed with the output.
+    def __call__(self, U0, lin, ctr, tol, cache: dict | None = None, grad_at=None):
+        """``(U, residuals, iterations, grad P(grad_at) or None)``. ``cache`` (vectorized
+        Newton only): ``{"at": U, "merit": (P(U), grad P(U), parts)}`` of this block, reused
+        when ``U0`` is that ``U`` and refreshed with the output. ``grad_at`` (vectorized Newton
+        only): points whose ``grad P`` the solve evaluates with its first trial point
+        (:func:`repro.constrfl.subsolvers.newton_solve`); None is returned otherwise.
         """
         if self.method == "exact":
             U = self.exact.solve(lin, np.broadcast_to(ctr, U0.shape))
             res = self.exact.residual(U, lin, np.broadcast_to(ctr, U0.shape))
-            return U, res, np.zeros(len(U), dtype=int)
+            return U, res, np.zeros(len(U), dtype=int), None
         if self.backend == "loop":
             outs = []
             for j in range(U0.shape[0]):
@@ -78,19 +81,20 @@ class _BlockSolver:
                                   ctr_j, tol))
             U = np.concatenate([o[0] for o in outs])
             return (U, np.concatenate([o[1].residual for o in outs]),
-                    np.concatenate([o[1].iterations for o in outs]))
+                    np.concatenate([o[1].iterations for o in outs]), None)
         start = None
         if cache is not None and cache.get("at") is U0:
             start = cache["merit"]
         hess = (cache.setdefault("hess", {}) if cache is not None and self.hessian_reuse
                 else None)
-        U, info = solve(self.method, self.merit, U0, lin, self.rho, ctr, tol, start, hess)
+        U, info = solve(self.method, self.merit, U0, lin, self.rho, ctr, tol, start, hess,
+                        grad_at)
         if cache is not None:
             cache.pop("at", None)
             cache.pop("merit", None)
             if info.merit_at is not None:
                 cache.update(at=U, merit=info.merit_at)
-        return U, info.residual, info.iterations
+        return U, info.residual, info.iterations, info.grad_at
 
 
 class ClientSide:
@@ -142,15 +146,17 @@ class ClientSide:
         ups, j = [], 0
         for b, (m, solver) in enumerate(zip(self.merits, self.solvers, strict=True)):
             U_old, lam_old = self.U[b], self.Lam[b]
-            U_new, res, its = solver(U_old, lam_old, w, tol, self._merit_cache[b])
+            W = np.broadcast_to(w, U_old.shape)
+            # grad P_i(w^{t+1}) of (22) comes from the solve's first pass over the rows
+            U_new, res, its, gW = solver(U_old, lam_old, w, tol, self._merit_cache[b], W)
             self.solver_iterations += int(np.sum(its))
             if eps > 0:   # q^t underflows to 0 after ~7,000 rounds (q = 0.9, eps_floor = 0)
                 self.max_residual_ratio = max(self.max_residual_ratio, float(np.max(res)) / eps)
             lam_new = lam_old + self.rho * (U_new - w)                             # (20)
-            W = np.broadcast_to(w, U_old.shape)
+            gW = m.grad(W) if gW is None else gW
             lam_e = lam_new if cfg.reference.epst_lambda == "new" else lam_old
             u_e = U_new if cfg.reference.epst_u == "new" else U_old
-            epst = np.max(np.abs(m.grad(W) + lam_e - self.rho * (W - u_e)), axis=1)  # (22)
+            epst = np.max(np.abs(gW + lam_e - self.rho * (W - u_e)), axis=1)      # (22)
             self.U[b], self.Lam[b] = U_new, lam_new
             for ut, e in zip(U_new + lam_new / self.rho, epst, strict=True):     # (21)
                 ups.append(ClientUpload(j, ut, float(e)))
@@ -188,7 +194,7 @@ class ServerSide:
         tol = self.config.inner_tol(eps)
         same = self._W is not None and self._w_out is self.w    # w not replaced since then
         start = self._W if same else self.w[None]
-        W, res, _ = self.solver(start, np.zeros((1, self.w.size)), ctr, tol, self._cache)
+        W, res, _, _ = self.solver(start, np.zeros((1, self.w.size)), ctr, tol, self._cache)
         self._W, self._w_out = W, W[0]
         self.w, self.residual = self._w_out, float(res[0])
         return Broadcast(self.w.copy())

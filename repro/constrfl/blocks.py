@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.special
+import torch
 
-from repro.core.kernels import weighted_gram
+from repro.core.kernels import rows_transposed, weighted_gram
 from repro.core.validation import check_shape
 
-__all__ = ["FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops", "log1pexp",
-           "sigmoid"]
+__all__ = ["PAIRED_MIN_ROWS", "FlopCount", "LogisticBlock", "QuadraticBlock", "count_flops",
+           "log1pexp", "sigmoid"]
 
 
 class FlopCount:
@@ -51,6 +52,11 @@ def count_flops():
 def _count(flops: int) -> None:
     for fc in _COUNTERS:
         fc.flops += flops
+
+
+# rows per party from which a logistic block's row products are torch's two-row products
+# (LogisticBlock.paired); the same threshold as the kept per-row parts of the Newton solver
+PAIRED_MIN_ROWS = 256
 
 
 def log1pexp(z: np.ndarray) -> np.ndarray:
@@ -209,19 +215,59 @@ class LogisticBlock:
         s = slice(j, j + 1)
         return LogisticBlock(self.d, self.X[s], self.y[s], self.fw[s], self.Gw[s], self.r[s])
 
-    # Batched BLAS (matmul) instead of multi-operand einsum: numpy's einsum contracts three
-    # operands without BLAS, which made the row sums the bottleneck of adult-a (specs/constrfl.md
-    # §10).
+    # The row products run as batched matrix products of torch's BLAS (MKL on the x86 wheels;
+    # as fast as numpy's gemv for one point and without OpenBLAS's packing of X for two).
+    # z = Xw is taken two points at a time, one alone with a zero second row: the BLAS picks
+    # its kernel by the operands' shapes, so a point's z is the same bits whether it is
+    # evaluated alone or with another point (the clients' trial point and the broadcast w of
+    # (22) share one pass over the rows, Merit.value_grad_and_grad_at), and the per-row parts
+    # kept from a paired pass are those a later pass at that point computes
+    # (tests/constrfl/test_constrfl_pairs.py).
+    # Blocks of fewer rows per party than PAIRED_MIN_ROWS (monks-1, breast-cancer-wisc: tens
+    # of rows) keep numpy's matrix-vector products and are never paired: there a product
+    # costs less than the Python work around the torch call.
+    @property
+    def paired(self) -> bool:
+        """Whether z and the row sums run as the two-row products (and a solve pairs the
+        broadcast w of (22) with its first trial point)."""
+        return self.X.shape[1] >= PAIRED_MIN_ROWS
+
     def _z(self, W: np.ndarray) -> np.ndarray:
-        if _COUNTERS:
-            _count(2 * self.X.size)
-        return np.matmul(self.X, W[:, :, None])[:, :, 0]
+        if not self.paired:
+            if _COUNTERS:
+                _count(2 * self.X.size)
+            return np.matmul(self.X, W[:, :, None])[:, :, 0]
+        return self._z_pair(W, np.zeros_like(W), points=1)[:, 0]
 
     def _rows_t(self, v: np.ndarray) -> np.ndarray:
         """``sum_m v[b, m] x_{b,m}``: (b, M) row weights -> (b, d)."""
         if _COUNTERS:
             _count(2 * self.X.size)
-        return np.matmul(v[:, None, :], self.X)[:, 0, :]
+        if not self.paired:
+            return np.matmul(v[:, None, :], self.X)[:, 0, :]
+        return torch.bmm(torch.from_numpy(np.ascontiguousarray(v)).unsqueeze(1),
+                         torch.from_numpy(self.X)).numpy()[:, 0, :]
+
+    def _z_pair(self, W: np.ndarray, V: np.ndarray, points: int = 2) -> np.ndarray:
+        """``z`` at two points per party, (b, 2, M) with ``[:, 0]`` at ``W`` and ``[:, 1]`` at
+        ``V``, from ONE pass over the rows: the (2, d) points times the kept transpose of
+        ``X`` (:func:`repro.core.kernels.rows_transposed`). ``points``: how many of the two
+        are wanted (the flop count's).
+        """
+        if _COUNTERS:
+            _count(2 * points * self.X.size)
+        P = torch.from_numpy(np.stack((W, V), axis=1))
+        return torch.bmm(P, torch.from_numpy(rows_transposed(self.X))).numpy()
+
+    def _rows_t_pair(self, v: np.ndarray) -> np.ndarray:
+        """:meth:`_rows_t` of two row weightings per party, (b, 2, M) -> (b, 2, d), from one
+        pass over the rows (another kernel than one row's: the sums agree with
+        :meth:`_rows_t`'s to the round-off bound of a dot product of length M).
+        """
+        if _COUNTERS:
+            _count(4 * self.X.size)
+        return torch.bmm(torch.from_numpy(np.ascontiguousarray(v)),
+                         torch.from_numpy(self.X)).numpy()
 
     def _gram(self, v: np.ndarray) -> np.ndarray:
         """``sum_m v[b, m] x_{b,m} x_{b,m}ᵀ``: (b, M) row weights -> (b, d, d)."""
@@ -305,7 +351,12 @@ class LogisticBlock:
         elementwise operations in the same order as the formulas of :meth:`loss_parts`, written
         in place (fewer temporaries), hence bitwise the same numbers.
         """
-        z = self._z(W)
+        return self._parts_of(self._z(W), self.y, second)
+
+    def _parts_of(self, z: np.ndarray, y: np.ndarray, second: bool | None):
+        """The elementwise half of :meth:`_loss_parts` on given ``z`` (any shape ``y``
+        broadcasts to: (b, M), or (b, 2, M) for :meth:`_z_pair`'s two points per party).
+        """
         e = np.abs(z)
         np.negative(e, out=e)
         np.exp(e, out=e)                       # e = exp(-|z|)
@@ -313,10 +364,15 @@ class LogisticBlock:
         np.divide(1.0, inv, out=inv)           # 1 / (1 + e)
         phi = np.maximum(z, 0.0)
         phi += np.log1p(e)
-        phi -= self.y * z
+        phi -= y * z
         ei = e * inv
-        dphi = np.where(z >= 0, inv, ei)
-        dphi -= self.y
+        # sigma(z) = 1/(1+e) where z >= 0, e/(1+e) else: max(e, [z >= 0]) is 1.0 where z >= 0
+        # (e <= 1) and e else (e > 0), so its product with 1/(1+e) gives exactly those two
+        # values (1.0 * inv = inv; e * inv = ei, the same product), without np.where's
+        # data-dependent select (2-3x the time)
+        dphi = np.maximum(e, z >= 0)
+        dphi *= inv
+        dphi -= y
         if second is None:                     # keep e/(1+e) and 1/(1+e) for a later phi''
             return phi, dphi, (ei, inv)
         if not second:

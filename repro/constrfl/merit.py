@@ -93,6 +93,14 @@ class Merit:
         blk = self.block
         phi, dphi, pending = blk._loss_parts(W, second)
         parts = None if pending is None else (phi, dphi, *pending)
+        val, weights = self._value_and_row_weights(W, phi, dphi)
+        return val, blk._rows_t(weights) + self.prox * (W - self.center), parts
+
+    def _value_and_row_weights(self, W, phi, dphi):
+        """``P(W)`` and the row weights whose sum ``Xᵀ(weights)`` is ``grad P(W)`` less its
+        proximal term, from the per-row ``phi`` and ``phi'`` at ``W``.
+        """
+        blk = self.block
         c = np.matmul(blk.Gw, phi[:, :, None])[:, :, 0] - blk.r
         a = _plus(blk, self.mu + self.beta * c)
         dw = W - self.center
@@ -100,8 +108,29 @@ class Merit:
         val = (np.einsum("bm,bm->b", blk.fw, phi)
                + ((a * a).sum(axis=1) - (self.mu * self.mu).sum(axis=1)) / (2 * self.beta)
                + 0.5 * self.prox * (dw * dw).sum(axis=1))
-        g = blk._rows_t((blk.fw + blk._mixed_weights(a)) * dphi) + self.prox * dw
-        return val, g, parts
+        return val, (blk.fw + blk._mixed_weights(a)) * dphi
+
+    def value_grad_and_grad_at(self, W: np.ndarray, V: np.ndarray, parts: bool = True):
+        """``(P(W), grad P(W), parts or None, grad P(V))`` of a logistic block, both points
+        from ONE pass over the rows (:meth:`LogisticBlock._z_pair`, one ``Xᵀ`` product for
+        both gradients): the client solve's trial point and the broadcast ``w^{t+1}`` of
+        (22) cost one read of the rows, not two. The value and the per-row parts are bitwise
+        :meth:`value_grad_parts`'s at ``W`` (the same operations on each point,
+        :class:`~repro.constrfl.blocks.LogisticBlock` takes ``z`` two rows at a time either
+        way); the two gradients' row sums are one product, within the round-off bound of a
+        dot product of length M of the single-point sums
+        (docs/design.md#tolerances-of-the-vectorized-paths).
+        """
+        blk = self.block
+        phi, dphi, pending = blk._parts_of(blk._z_pair(W, V), blk.y[:, None, :],
+                                           None if parts else False)
+        val, w0 = self._value_and_row_weights(W, phi[:, 0], dphi[:, 0])
+        w1 = self._value_and_row_weights(V, phi[:, 1], dphi[:, 1])[1]
+        g2 = blk._rows_t_pair(np.stack((w0, w1), axis=1))
+        kept = None if pending is None else (phi[:, 0], dphi[:, 0], pending[0][:, 0],
+                                             pending[1][:, 0])
+        return (val, g2[:, 0] + self.prox * (W - self.center), kept,
+                g2[:, 1] + self.prox * (V - self.center))
 
     def hess_from_parts(self, parts) -> np.ndarray:
         """The generalized Hessian (:meth:`hess`) at the point where

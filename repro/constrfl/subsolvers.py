@@ -21,15 +21,13 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.blas
-import scipy.linalg.lapack
 import scipy.optimize
 
+from repro.constrfl.exact import ExactQuadratic, FactorCache, cholesky_factors
 from repro.constrfl.merit import Merit, _add_to_diagonal
 
 __all__ = ["ExactQuadratic", "FactorCache", "NewtonBreakdown", "SolveInfo", "cholesky_factors",
-           "lbfgsb_solve", "newton_solve", "solve"]
+           "clip_spectrum", "lbfgsb_solve", "newton_solve", "solve"]
 
 
 class NewtonBreakdown(np.linalg.LinAlgError):
@@ -61,6 +59,7 @@ class SolveInfo:
     iterations: np.ndarray
     success: np.ndarray
     merit_at: tuple | None = None
+    grad_at: np.ndarray | None = None
 
 
 def _phi_grad(merit: Merit, U, lin, rho, ctr):
@@ -70,87 +69,6 @@ def _phi_grad(merit: Merit, U, lin, rho, ctr):
 def _phi_value(merit: Merit, U, lin, rho, ctr):
     du = U - ctr
     return merit.value(U) + np.sum(lin * U, axis=1) + 0.5 * rho * np.sum(du * du, axis=1)
-
-
-class ExactQuadratic:
-    """Exact minimiser of ``½uᵀQu + pᵀu + <lin,u> + (rho/2)||u - ctr||^2`` for a batch.
-
-    ``factorize=True`` uses one Cholesky factor of ``Q_j + rho I`` per party and reuses it in
-    every round (two triangular solves, O(d^2), BLAS ``trsv`` called directly: at d = 300
-    scipy's ``cho_solve`` checks and copies cost as much as the solve). ``Q`` does not depend
-    on the outer iteration (``A + beta CᵀC + prox I``, specs/constrfl.md §4.3; only ``p`` moves with
-    ``mu^k, w^k``), so ``factors`` may pass the factors of an earlier outer iteration (see
-    :class:`FactorCache`); the factor, hence every number, is the same as a fresh one.
-    ``factorize=False`` is the reference script's fresh dense solve per round, kept as the loop
-    oracle.
-    """
-
-    def __init__(self, Q: np.ndarray, p: np.ndarray, rho: float, factorize: bool = True,
-                 factors: list[np.ndarray] | None = None):
-        self.Q, self.p, self.rho, self.factorize = Q, p, rho, factorize
-        if factorize:
-            self._chol = factors if factors is not None else cholesky_factors(Q, rho)
-        else:
-            self._M = Q + rho * np.eye(Q.shape[-1])
-
-    def solve(self, lin: np.ndarray, ctr: np.ndarray) -> np.ndarray:
-        rhs = self.rho * ctr - lin - self.p
-        if self.factorize:
-            out = np.empty_like(rhs)
-            for j, c in enumerate(self._chol):
-                # ``Rᵀ y = v`` then ``R u = y`` (R upper): two BLAS-2 triangular solves, about
-                # half the time of LAPACK potrs with a single right-hand side.
-                out[j] = _trsv(c, _trsv(c, rhs[j], trans=1), trans=0)
-            return out
-        return np.stack([np.linalg.solve(M, v) for M, v in zip(self._M, rhs, strict=True)])
-
-    def residual(self, U, lin, ctr) -> np.ndarray:
-        g = np.einsum("bij,bj->bi", self.Q, U) + self.p + lin + self.rho * (U - ctr)
-        return np.max(np.abs(g), axis=1)
-
-
-_trsv = scipy.linalg.blas.get_blas_funcs("trsv", (np.empty(1),))
-_potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (np.empty(1),))
-
-
-def cholesky_factors(Q: np.ndarray, rho: float) -> list[np.ndarray]:
-    """Upper Cholesky factors of ``Q_j + rho I`` (what ``scipy.linalg.cho_factor`` computes,
-    without its finiteness scan); a non-positive-definite matrix raises ``LinAlgError``.
-    """
-    d = Q.shape[-1]
-    out = []
-    for j, Qj in enumerate(Q):
-        # Q_j + rho I built in the Fortran order LAPACK reads (the copy f2py would make) and
-        # factorized in place: the same entries (off the diagonal q + 0 = q), one copy fewer
-        M = np.array(Qj, order="F")
-        M.reshape(-1, order="F")[::d + 1] += rho
-        c, info = _potrf(M, lower=False, clean=False, overwrite_a=True)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"Q_{j} + rho I is not positive definite (potrf {info})")
-        out.append(c)
-    return out
-
-
-class FactorCache:
-    """``Q`` and the Cholesky factors of ``Q + rho I`` kept for one Algorithm-1 run.
-
-    Keyed by the block object and ``(beta, prox, rho)``, which determine Q exactly
-    (:meth:`Merit.quadratic_matrix`); the run holds its problem, so the blocks outlive the cache.
-    """
-
-    def __init__(self) -> None:
-        self._store: dict[tuple, tuple[np.ndarray, list[np.ndarray]]] = {}
-        self.hits = self.misses = 0
-
-    def get(self, merit: Merit, rho: float) -> tuple[np.ndarray, list[np.ndarray]]:
-        key = (id(merit.block), float(merit.beta), float(merit.prox), float(rho))
-        if key in self._store:
-            self.hits += 1
-        else:
-            self.misses += 1
-            Q = merit.quadratic_matrix()
-            self._store[key] = (Q, cholesky_factors(Q, rho))
-        return self._store[key]
 
 
 def _merit_value_grad(merit, U):
@@ -181,7 +99,8 @@ def _keeps_parts(merit) -> bool:
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                  clip: float | None = None,
                  merit_at_start: tuple | None = None,
-                 hess_cache: dict | None = None) -> tuple[np.ndarray, SolveInfo]:
+                 hess_cache: dict | None = None,
+                 grad_at: np.ndarray | None = None) -> tuple[np.ndarray, SolveInfo]:
     """Batched damped Newton; each party stops as soon as ``||grad phi||_inf <= tol``.
 
     One Newton iteration of the parties still running is one generalized Hessian, one solve
@@ -204,6 +123,12 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     Hessian is recomputed for its next step. Every step is a descent step on phi with a
     positive-definite matrix and the stopping rule is the same, so only the work changes
     (a Hessian costs d/2 passes over the rows, a cached step none).
+
+    ``grad_at`` (b, d), optional: also return ``grad P`` at these points (``SolveInfo.grad_at``;
+    a client's (22) at the broadcast ``w^{t+1}``). A logistic block of at least
+    ``PAIRED_MIN_ROWS`` rows per party (:attr:`LogisticBlock.paired`) evaluates them in the
+    same pass over the rows as the first trial point of all parties
+    (:meth:`Merit.value_grad_and_grad_at`); otherwise :meth:`Merit.grad` does after the solve.
     """
     U = np.array(U0, dtype=float, copy=True)
     b, d = U.shape
@@ -234,6 +159,8 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     else:
         Hc = np.zeros((b, d, d))
     sub_key, sub = None, merit
+    g_at = None
+    pair = grad_at is not None and getattr(getattr(merit, "block", None), "paired", False)
     for _ in range(max_iter):
         todo = res > tol
         if not todo.any():
@@ -254,8 +181,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                 Hf = sub_f.hess(Ui[fresh])
             _add_to_diagonal(Hf, rho)
             if clip is not None:
-                ev, vec = np.linalg.eigh(Hf)
-                Hf = np.einsum("bij,bj,bkj->bik", vec, np.maximum(ev, clip), vec)
+                Hf = clip_spectrum(Hf, clip)
             Hc[sel] = Hf
         Hs = Hc[idx]
         try:
@@ -265,7 +191,9 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
         trial = Ui + step
-        if keep:
+        if pair and g_at is None and len(idx) == b:    # the trial and grad_at in one pass
+            vt, gtP, tparts, g_at = merit.value_grad_and_grad_at(trial, grad_at, keep)
+        elif keep:
             vt, gtP, tparts = sub.value_grad_parts(trial)
         else:
             vt, gtP = _merit_value_grad(sub, trial)
@@ -309,7 +237,35 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     if hess_cache is not None:
         hess_cache.update(H=Hc, usable=usable)
     out_parts = tuple(parts) if parts is not None and have.all() else None
-    return U, SolveInfo(res, iters, res <= tol, (vP, gP, out_parts))
+    if grad_at is not None and g_at is None:
+        g_at = merit.grad(grad_at)
+    return U, SolveInfo(res, iters, res <= tol, (vP, gP, out_parts), g_at)
+
+
+def clip_spectrum(H: np.ndarray, clip: float) -> np.ndarray:
+    """``V max(Lambda, clip) Vᵀ`` for each symmetric matrix of the stack (its eigenvalues
+    floored at ``clip``). Where ``H - clip I`` has a Cholesky factor no eigenvalue is below
+    ``clip`` up to the factorization's backward error (``|E| <= gamma_{d+1} |Rᵀ||R|``,
+    docs/design.md#tolerances-of-the-vectorized-paths), so the floored matrix is ``H``
+    itself to round-off and ``H`` is returned for it: one factorization instead of an
+    eigendecomposition and a product (a Newton step with ``rho`` on the diagonal, as in
+    Table 2's server, never floors). The others are decomposed and floored.
+    """
+    d = H.shape[-1]
+    shifted = H - clip * np.eye(d)
+    try:
+        np.linalg.cholesky(shifted)
+        return H
+    except np.linalg.LinAlgError:
+        pass
+    out = H.copy()
+    for j, S in enumerate(shifted):
+        try:
+            np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            ev, vec = np.linalg.eigh(H[j])
+            out[j] = (vec * np.maximum(ev, clip)) @ vec.T
+    return out
 
 
 def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
@@ -353,16 +309,18 @@ def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
 
 
 def solve(method: str, merit: Merit, U0, lin, rho, ctr, tol, merit_at_start=None,
-          hess_cache=None):
-    """``merit_at_start``, ``hess_cache``: warm-start data of the Newton methods (see
-    :func:`newton_solve`; ignored by L-BFGS-B, the oracle, which evaluates everything).
+          hess_cache=None, grad_at=None):
+    """``merit_at_start``, ``hess_cache``, ``grad_at``: warm-start data and the extra
+    gradient of the Newton methods (see :func:`newton_solve`; ignored by L-BFGS-B, the oracle,
+    which evaluates everything; ``SolveInfo.grad_at`` is None there).
     """
     if method == "newton":
         return newton_solve(merit, U0, lin, rho, ctr, tol, merit_at_start=merit_at_start,
-                            hess_cache=hess_cache)
+                            hess_cache=hess_cache, grad_at=grad_at)
     if method == "newton_clip":
         return newton_solve(merit, U0, lin, rho, ctr, tol, clip=1e-8,
-                            merit_at_start=merit_at_start, hess_cache=hess_cache)
+                            merit_at_start=merit_at_start, hess_cache=hess_cache,
+                            grad_at=grad_at)
     if method == "lbfgsb":
         U, info = lbfgsb_solve(merit, U0, lin, rho, ctr, tol)
         if not info.success.all():

@@ -22,7 +22,7 @@ import torch
 
 from repro.core.roundoff import gamma
 
-__all__ = ["gram_error_bound", "weighted_gram"]
+__all__ = ["gram_error_bound", "rows_transposed", "weighted_gram"]
 
 # per (rows, columns): one flat float64 buffer, grown to the largest stack asked for
 _SCRATCH: dict[tuple[int, int], torch.Tensor] = {}
@@ -58,6 +58,14 @@ def _transposed(X: np.ndarray) -> torch.Tensor:
     XT = torch.from_numpy(np.ascontiguousarray(X.transpose(0, 2, 1)))
     _TRANSPOSED[id(X)] = (weakref.ref(X), XT)
     return XT
+
+
+def rows_transposed(X: np.ndarray) -> np.ndarray:
+    """``Xᵀ`` per party, (b, d, M) contiguous, kept while ``X`` lives (the array the scaled
+    rows of :func:`weighted_gram` are formed from): a product ``P Xᵀ`` of a few points ``P``
+    (k, d) reads the rows once for all of them.
+    """
+    return _transposed(X).numpy()
 
 
 def weighted_gram(X: np.ndarray, v: np.ndarray, extra: np.ndarray | None = None

@@ -74,6 +74,11 @@ class LinearBlock:
         return np.asarray(theta, dtype=np.float64)
 
 
+# rows per chunk of the MLP's passes: a chunk's activations and scratch (4 x 4096 x 32 floats,
+# 2 MB in float32) stay in one core's L2 cache
+_CHUNK_ROWS = 4096
+
+
 class MLPBlock:
     """A two-hidden-layer ReLU network per party; parameters are one flat torch vector."""
 
@@ -118,30 +123,38 @@ class MLPBlock:
 
     def _buffers(self):
         """The activations of the last pass on the party's own rows, kept across calls (a
-        fresh 40000 x 32 tensor per layer and call was paged in anew each time: about as long
-        as the layer's product).
+        fresh 40000 x 32 tensor per layer and call was paged in anew each time), and the
+        backward's scratch for one chunk of rows.
         """
         if self._acts is None:
             torch = self.torch
             n = self.X.shape[0]
             h1, h2 = self.shapes[0][0], self.shapes[2][0]
+            r = min(n, _CHUNK_ROWS)
             self._acts = [torch.empty(n, h1, dtype=self.dtype),
                           torch.empty(n, h2, dtype=self.dtype),
                           torch.empty(n, 1, dtype=self.dtype),
-                          torch.empty(n, h2, dtype=self.dtype),
-                          torch.empty(n, h1, dtype=self.dtype)]
+                          torch.empty(r, h2, dtype=self.dtype),
+                          torch.empty(r, h1, dtype=self.dtype)]
         return self._acts
 
     def _forward_own(self, theta):
         """``g(theta; X)`` on the party's own rows into the kept buffers:
-        ``A1 = relu(X W0ᵀ + b0)``, ``A2 = relu(A1 W1ᵀ + b1)``, ``out = A2 W2ᵀ + b2``.
+        ``A1 = relu(X W0ᵀ + b0)``, ``A2 = relu(A1 W1ᵀ + b1)``, ``out = A2 W2ᵀ + b2``, a chunk
+        of rows at a time (:data:`_CHUNK_ROWS`): a chunk's layers run while its activations
+        are in the core's cache, so each activation is written once, not read back and
+        written again by the ReLU and the next layer. A row's numbers do not depend on the
+        chunk (the products treat rows alone).
         """
         torch = self.torch
         W = self._weights(theta)
         A1, A2, out, _, _ = self._buffers()
-        torch.addmm(W[1], self.X, W[0].T, out=A1).relu_()
-        torch.addmm(W[3], A1, W[2].T, out=A2).relu_()
-        torch.addmm(W[5], A2, W[4].T, out=out)
+        W0, W1, W2 = W[0].T, W[2].T, W[4].T
+        for lo in range(0, self.X.shape[0], _CHUNK_ROWS):
+            hi = lo + _CHUNK_ROWS
+            a1 = torch.addmm(W[1], self.X[lo:hi], W0, out=A1[lo:hi]).relu_()
+            a2 = torch.addmm(W[3], a1, W1, out=A2[lo:hi]).relu_()
+            torch.addmm(W[5], a2, W2, out=out[lo:hi])
         return out[:, 0]
 
     def forward(self, theta, X=None) -> np.ndarray:
@@ -167,9 +180,12 @@ class MLPBlock:
             dZ2 = (dout W2) * 1[A2 > 0]            dW1 = dZ2ᵀ A1   db1 = sum dZ2
             dZ1 = (dZ2 W1) * 1[A1 > 0]             dW0 = dZ1ᵀ X    db0 = sum dZ1
 
-        The kernels autograd runs for :meth:`_net`, summed in BLAS's order; the tests hold it
-        to the per-sample loop :meth:`vjp_loop` within the bound of
-        docs/design.md#tolerances-of-the-vectorized-paths.
+        a chunk of rows at a time (:data:`_CHUNK_ROWS`; ``dZ2``, ``dZ1`` of a chunk never
+        leave the core's cache), each chunk's row sums added to the gradient. The kernels
+        autograd runs for :meth:`_net`, summed in another order; the tests hold it to the
+        per-sample loop :meth:`vjp_loop` within the bound of
+        docs/design.md#tolerances-of-the-vectorized-paths (a bound on any order of the sums
+        over the rows).
         """
         torch = self.torch
         with torch.no_grad():
@@ -182,16 +198,28 @@ class MLPBlock:
             gW = [t.view(s) for t, s in zip(torch.split(g, self.sizes), self.shapes,
                                             strict=True)]
             dout = torch.as_tensor(nu, dtype=self.dtype).unsqueeze(1)
-            torch.mm(dout.T, A2, out=gW[4])
-            torch.sum(dout, dim=0, out=gW[5])
-            torch.mm(dout, W[4], out=dZ2)
-            torch.ops.aten.threshold_backward.grad_input(dZ2, A2, 0, grad_input=dZ2)
-            torch.mm(dZ2.T, A1, out=gW[2])
-            torch.sum(dZ2, dim=0, out=gW[3])
-            torch.mm(dZ2, W[2], out=dZ1)
-            torch.ops.aten.threshold_backward.grad_input(dZ1, A1, 0, grad_input=dZ1)
-            torch.mm(dZ1.T, self.X, out=gW[0])
-            torch.sum(dZ1, dim=0, out=gW[1])
+            relu_grad = torch.ops.aten.threshold_backward.grad_input
+            for lo in range(0, self.X.shape[0], _CHUNK_ROWS):
+                hi = min(lo + _CHUNK_ROWS, self.X.shape[0])
+                d, a1, a2, x = dout[lo:hi], A1[lo:hi], A2[lo:hi], self.X[lo:hi]
+                dz2 = torch.mm(d, W[4], out=dZ2[:hi - lo])
+                relu_grad(dz2, a2, 0, grad_input=dz2)
+                dz1 = torch.mm(dz2, W[2], out=dZ1[:hi - lo])
+                relu_grad(dz1, a1, 0, grad_input=dz1)
+                if lo == 0:
+                    torch.mm(d.T, a2, out=gW[4])
+                    torch.sum(d, dim=0, out=gW[5])
+                    torch.mm(dz2.T, a1, out=gW[2])
+                    torch.sum(dz2, dim=0, out=gW[3])
+                    torch.mm(dz1.T, x, out=gW[0])
+                    torch.sum(dz1, dim=0, out=gW[1])
+                else:
+                    gW[4].addmm_(d.T, a2)
+                    gW[5].add_(d.sum(dim=0))
+                    gW[2].addmm_(dz2.T, a1)
+                    gW[3].add_(dz2.sum(dim=0))
+                    gW[0].addmm_(dz1.T, x)
+                    gW[1].add_(dz1.sum(dim=0))
         return g
 
     def vjp_loop(self, theta, nu: np.ndarray):

@@ -24,6 +24,7 @@ from repro.relfair.models import (
     as_params,
     cross_entropy_per_client,
     forward,
+    shared_model_loss_and_grads,
     stack,
     stacked_loss_and_grads,
     stacked_sgd_step,
@@ -32,6 +33,9 @@ from repro.relfair.models import (
 __all__ = ["BACKENDS", "ClientEngine"]
 
 BACKENDS = ("loop", "vectorized")
+# rows of a split evaluated at a time: a chunk's activations stay in the core's cache (each
+# row's numbers do not depend on the chunk: the products treat rows alone)
+_EVAL_ROWS = 2048
 
 
 class ClientEngine:
@@ -95,9 +99,20 @@ class ClientEngine:
 
     def gradients_at(self, theta: Params, draws: RoundDraws, step: int
                      ) -> tuple[torch.Tensor, Params]:
-        """Every client's minibatch loss and gradient at the broadcast model ``theta``."""
+        """Every client's minibatch loss and gradient at the broadcast model ``theta``
+        (vectorized: :func:`shared_model_loss_and_grads`, the stacked path's numbers without
+        stacking n copies of ``theta``).
+        """
         mask = None if draws.mask is None else draws.mask[step]
-        return self.gradients(stack(theta, self.data.n), draws.idx[step], mask)
+        if self.backend != "vectorized":
+            return self.gradients(stack(theta, self.data.n), draws.idx[step], mask)
+        idx = draws.idx[step]
+        n, B = idx.shape
+        buffers = StackedGradBuffers(tuple(p.expand(n, *p.shape) for p in theta), B)
+        X = torch.index_select(self.data.X_train, 0, idx.reshape(-1),
+                               out=buffers.X.view(n * B, -1))
+        y = self.data.y_train[idx.reshape(-1)].view(n, B)
+        return shared_model_loss_and_grads(theta, X.view(n, B, -1), y, mask, buffers)
 
     # ----------------------------------------------------------------- local updates (Alg. 2)
     def local_sgd(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
@@ -237,13 +252,13 @@ class ClientEngine:
         owner = self._owner[split]
         loss_sum = torch.zeros(n, dtype=torch.float64)
         correct = torch.zeros(n, dtype=torch.float64)
-        for lo in range(0, X.shape[0], 16384):
-            logits = forward(theta, X[lo:lo + 16384])
-            yy = y[lo:lo + 16384]
+        for lo in range(0, X.shape[0], _EVAL_ROWS):
+            hi = lo + _EVAL_ROWS
+            logits = forward(theta, X[lo:hi])
+            yy = y[lo:hi]
             ce = torch.nn.functional.cross_entropy(logits, yy, reduction="none")
-            loss_sum.index_add_(0, owner[lo:lo + 16384], ce.double())
-            correct.index_add_(0, owner[lo:lo + 16384],
-                               (logits.argmax(dim=1) == yy).double())
+            loss_sum.index_add_(0, owner[lo:hi], ce.double())
+            correct.index_add_(0, owner[lo:hi], (logits.argmax(dim=1) == yy).double())
         counts = torch.bincount(owner, minlength=n).double()
         return loss_sum / counts, correct / counts
 

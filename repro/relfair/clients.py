@@ -128,7 +128,8 @@ class RoundDraws:
 
 
 def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: float,
-               generator: torch.Generator, needed: np.ndarray | None = None) -> RoundDraws:
+               generator: torch.Generator, needed: np.ndarray | None = None,
+               mask_out: torch.Tensor | None = None) -> RoundDraws:
     """Minibatches for ``steps`` gradient evaluations of every client, and dropout masks.
 
     Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
@@ -140,6 +141,11 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
     every later draw, does not depend on ``needed``), but only the needed minibatches are
     selected from them: a minibatch that is not needed holds the client's first row ``batch``
     times (a valid row; the loop oracle computes a gradient there and multiplies it by 0).
+
+    ``mask_out``: a float32 tensor of the masks' shape ``(steps, n, batch, hidden)`` the masks
+    are drawn into (the same numbers: the generator fills it in order), kept by the caller
+    across rounds: at paper scale the masks are ~100 MB a round, which a fresh tensor maps and
+    faults in anew each time. The returned draws then alias it until the next draw into it.
     """
     sizes = torch.from_numpy(data.train_sizes)
     offsets = torch.from_numpy(data.train_offsets[:-1])
@@ -179,7 +185,12 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
     if dropout > 0:
         # in place on the uniforms: 1.0 where kept (u >= p), 0.0 else, then / (1 - p) -- the
         # values of (u >= p).to(float32) / (1 - p), without two more tensors of this size
-        mask = torch.rand(steps, n, batch, hidden, generator=generator)
+        shape = (steps, n, batch, hidden)
+        if mask_out is not None and (tuple(mask_out.shape) != shape
+                                     or mask_out.dtype != torch.float32):
+            raise ValueError(f"mask_out must be a float32 tensor of shape {shape}, got "
+                             f"{mask_out.dtype} {tuple(mask_out.shape)}")
+        mask = torch.rand(shape, generator=generator, out=mask_out)
         mask.ge_(dropout).div_(1.0 - dropout)
     return RoundDraws(idx=idx, mask=mask)
 

@@ -187,6 +187,7 @@ class FederatedMethod:
         self.problem, self.config = problem, config
         self.rng = torch.Generator().manual_seed(0) if rng is None else rng
         self.engine = problem.engine(backend)
+        self._mask_buffer: torch.Tensor | None = None  # the rounds' dropout masks (_draws)
         data = problem.data
         theta0 = problem.init(self.rng) if init is None else init
         theta0 = as_params("init", theta0, data.d_in, data.classes, problem.setup.hidden)
@@ -195,11 +196,18 @@ class FederatedMethod:
 
     def _draws(self, steps: int, needed: np.ndarray | None = None):
         """The round's ``steps`` draws from the run's generator; only the minibatches marked
-        in ``needed`` are selected (:func:`scheduled_reads`, :func:`draw_round`).
+        in ``needed`` are selected (:func:`scheduled_reads`, :func:`draw_round`). The dropout
+        masks are drawn into a tensor the method keeps across rounds (a round's draws are
+        read within its step only).
         """
-        s = self.problem.setup
-        return draw_round(self.problem.data, steps, s.batch, s.hidden, s.dropout, self.rng,
-                          needed)
+        s, data = self.problem.setup, self.problem.data
+        out = None
+        if s.dropout > 0:
+            shape = (steps, data.n, s.batch, s.hidden)
+            out = self._mask_buffer
+            if out is None or tuple(out.shape) != shape:
+                out = self._mask_buffer = torch.empty(shape, dtype=torch.float32)
+        return draw_round(data, steps, s.batch, s.hidden, s.dropout, self.rng, needed, out)
 
     def step(self) -> RoundMessages:
         raise NotImplementedError

@@ -25,6 +25,7 @@ __all__ = [
     "forward",
     "forward_stacked",
     "init_params",
+    "shared_model_loss_and_grads",
     "stack",
     "stacked_loss_and_grads",
     "stacked_sgd_step",
@@ -153,6 +154,40 @@ def stacked_loss_and_grads(params: Params, X: torch.Tensor, y: torch.Tensor,
     # dA where A > 0, else 0: the values of ``dA.masked_fill_(A <= 0, 0.0)`` (a NaN in A keeps
     # dA in both) in one elementwise pass, in place (the kernel of relu's backward; the
     # boolean-mask fill took ~10x as long)
+    torch.ops.aten.threshold_backward.grad_input(dA, A, 0, grad_input=dA)
+    torch.bmm(X.transpose(1, 2), dA, out=gW1)
+    torch.sum(dA, dim=1, out=gb1)
+    return loss, buffers.grads
+
+
+def shared_model_loss_and_grads(theta: Params, X: torch.Tensor, y: torch.Tensor,
+                                mask: torch.Tensor | None, buffers: StackedGradBuffers,
+                                ) -> tuple[torch.Tensor, Params]:
+    """:func:`stacked_loss_and_grads` of n copies of ONE model ``theta`` (the broadcast model
+    every client evaluates at): the products with the model's weights (``X W1``, ``A W2``,
+    ``dO W2ᵀ``) are one matrix product over all n·B rows instead of n batched products of n
+    stacked copies, and no copy of the model is stacked. The numbers are those of the stacked
+    path bit for bit (each row's dot products are the same; a test checks it); the
+    per-client sums (``Aᵀ dO``, ``Xᵀ dZ`` and the bias sums) stay batched.
+    """
+    W1, b1, W2, b2 = theta
+    n, B, d = X.shape
+    h, K = W1.shape[1], W2.shape[1]
+    gW1, gb1, gW2, gb2 = buffers.grads
+    A = torch.addmm(b1, X.view(n * B, d), W1, out=buffers.Z.view(n * B, h)).relu_()
+    if mask is not None:
+        A.mul_(mask.view(n * B, h))
+    O = torch.addmm(b2, A, W2, out=buffers.O.view(n * B, K)).view(n, B, K)
+    logp = torch.log_softmax(O, dim=-1)
+    loss = -logp.gather(-1, y.unsqueeze(-1)).squeeze(-1).mean(dim=1)
+    dlogp = torch.zeros_like(O).scatter_(-1, y.unsqueeze(-1), -1.0 / B)
+    dO = torch._log_softmax_backward_data(dlogp, logp, -1, O.dtype)
+    A = A.view(n, B, h)
+    torch.bmm(A.transpose(1, 2), dO, out=gW2)
+    torch.sum(dO, dim=1, out=gb2)
+    dA = torch.mm(dO.view(n * B, K), W2.T, out=buffers.dA.view(n * B, h)).view(n, B, h)
+    if mask is not None:
+        dA.mul_(mask)
     torch.ops.aten.threshold_backward.grad_input(dA, A, 0, grad_input=dA)
     torch.bmm(X.transpose(1, 2), dA, out=gW1)
     torch.sum(dA, dim=1, out=gb1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import torch
 
 from repro.core.algorithm import RoundMessages
 from repro.core.validation import check_range
@@ -93,7 +94,10 @@ class ScaffPDIA(FederatedMethod):
                            for g, ci in zip(control.control, controls, strict=True))
         u, _ = eng.local_sgd(theta, c.eta, draws, range(1, S + 1), correction,
                              client_steps=per_client)
-        deltas = DeltaReport(tuple((t.unsqueeze(0) - ui) / (c.eta * c.local_steps)
+        # (theta^r - u_i) / (eta J): the same two roundings, the division in place (one
+        # model-sized array per tensor, not two)
+        scale = c.eta * c.local_steps
+        deltas = DeltaReport(tuple(torch.sub(t.unsqueeze(0), ui).div_(scale)
                                    for t, ui in zip(theta, u, strict=True)))
         agg = weighted_sum(lam_t, deltas.deltas)
         new_theta = tuple(t - c.tau * a for t, a in zip(st.theta, agg, strict=True))

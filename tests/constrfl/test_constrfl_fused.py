@@ -22,8 +22,10 @@ from repro.constrfl.problem import fairness
 
 
 def _plain_parts(blk, W):
-    """The formulas of ``loss_parts`` with fresh temporaries (the form before issue #33)."""
-    z = np.matmul(blk.X, W[:, :, None])[:, :, 0]
+    """The formulas of ``loss_parts`` with fresh temporaries, on the block's own ``z = Xw``
+    (its product is held to the plain one in tests/constrfl/test_constrfl_pairs.py).
+    """
+    z = blk._z(W)
     e = np.exp(-np.abs(z))
     inv = 1.0 / (1.0 + e)
     phi = np.maximum(z, 0.0) + np.log1p(e) - blk.y * z

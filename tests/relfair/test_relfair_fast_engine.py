@@ -67,6 +67,24 @@ def test_handwritten_backprop_is_bitwise_autograd(data, with_mask):
     assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))
 
 
+@pytest.mark.parametrize("with_mask", [True, False])
+def test_gradients_at_a_broadcast_model_are_bitwise_the_stacked_copies(data, with_mask):
+    """The gradients at one broadcast model (one product over all clients' rows, no stacked
+    copies of the model) are those of the stacked path, hence of autograd, bit for bit.
+    """
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(3))
+    draws = draw_round(data, 2, BATCH, 50, 0.5 if with_mask else 0.0,
+                       torch.Generator().manual_seed(5))
+    engine = ClientEngine(data, "vectorized")
+    l1, g1 = engine.gradients_at(theta, draws, 1)
+    X, y = data.X_train[draws.idx[1]], data.y_train[draws.idx[1]]
+    l2, g2 = _autograd_loss_and_grads(stack(theta, data.n), X, y,
+                                      draws.mask[1] if with_mask else None)
+    assert torch.equal(l1, l2)
+    assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))
+    assert all(not torch.equal(g, torch.zeros_like(g)) for g in g1)
+
+
 def _oracle_step(data, u, lr, idx, mask, correction):
     """One autograd step of every client from the stacked models ``u`` (the loop oracle)."""
     _, g = _autograd_loss_and_grads(u, data.X_train[idx], data.y_train[idx], mask)
@@ -274,3 +292,15 @@ def test_chunked_key_draw_is_bitwise_the_one_tensor_draw(data, chunk, monkeypatc
         assert torch.equal(draws.idx[keep], idx[keep])
         assert torch.equal(draws.mask, mask)
         assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+
+
+def test_masks_drawn_into_a_kept_tensor_are_the_fresh_draw(data):
+    g1, g2 = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    fresh = draw_round(data, 3, BATCH, 50, 0.5, g1)
+    out = torch.full((3, data.n, BATCH, 50), 7.0)
+    kept = draw_round(data, 3, BATCH, 50, 0.5, g2, mask_out=out)
+    assert kept.mask is out and torch.equal(kept.mask, fresh.mask)
+    assert torch.equal(kept.idx, fresh.idx)
+    assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+    with pytest.raises(ValueError, match="mask_out must be a float32 tensor of shape"):
+        draw_round(data, 2, BATCH, 50, 0.5, g2, mask_out=out)
