@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 __all__ = ["CLAIMS", "PLANNED_SCALES", "UNCLAIMED", "constrfl_key", "experiment_paths",
-           "fairvfl_keys", "fedmm_key", "relfair_key"]
+           "fairvfl_keys", "fedmm_key", "relfair_key", "unchecked"]
 
 # fedmm's ``extended`` scale is the GPU protocol; its ``graphed`` backend runs eagerly on a CPU
 # (bitwise the ``vectorized`` arithmetic), so the checks drive it there.
@@ -159,4 +159,27 @@ def experiment_paths() -> dict[str, set[str]]:
                 for _base, config in exp.reading_configs(scale, reading):
                     for family, key in _families(paper, name, config):
                         out.setdefault(family, set()).add(key)
+    return out
+
+
+def unchecked(planned: dict[str, set[str]], driven: dict[str, list[str]]) -> list[str]:
+    """The experiment paths no claiming check drove: ``planned`` is :func:`experiment_paths`,
+    ``driven`` maps a check name to the ``paths`` of its result (``"<family>/<key>"``). A
+    family no check claims and :data:`UNCLAIMED` does not excuse is reported whole.
+    """
+    out = []
+    claimed: dict[str, list[str]] = {}
+    for check, families in CLAIMS.items():
+        for fam in families:
+            claimed.setdefault(fam, []).append(check)
+    for fam, keys in sorted(planned.items()):
+        if fam in UNCLAIMED:
+            continue
+        if fam not in claimed:
+            out.append(f"{fam}: no check claims a statement about it")
+            continue
+        for check in claimed[fam]:
+            done = set(driven.get(check, ()))
+            out += [f"{fam}/{key}: not driven by {check}" for key in sorted(keys)
+                    if f"{fam}/{key}" not in done]
     return out

@@ -75,7 +75,8 @@ class CheckResult:
         failure with ``worst_margin = -inf`` (never the ``+inf`` of a max over no runs).
     criteria : dict
         Worst margin per criterion, each named after the statement it tests
-        (:class:`theory.evidence.Evidence`).
+        (:class:`theory.evidence.Evidence`). A negative (or NaN) one fails the check whatever
+        else it says, and ``worst_margin`` is at most it.
     terms : dict
         The statement's terms: ``{name: {predicate, threshold, active, instances, max}}``. A
         term active on no instance fails the check.
@@ -135,6 +136,12 @@ class CheckResult:
         idle = [name for name, t in (self.terms or {}).items() if not t.get("active")]
         if idle:
             reasons.append(f"term(s) active on no instance: {', '.join(idle)}")
+        crit = {k: float(v) for k, v in (self.criteria or {}).items()}
+        broken = [k for k, v in crit.items() if not v >= 0]  # NaN counts as broken
+        if broken:
+            reasons.append(f"criterion failed: {'; '.join(broken)}")
+            self.worst_margin = min(float(self.worst_margin), *(
+                -math.inf if math.isnan(crit[k]) else crit[k] for k in broken))
         if reasons:
             self.passed = False
         margin = float(self.worst_margin)

@@ -190,7 +190,8 @@ def rounds_bound(tau: float, n: int, b: float, qr: float) -> float:
 
 def _subproblem(seed: int):
     """One subproblem (12) of QP-ball: the package's merit objects Algorithm 2 is run on, the
-    same merits written here, the reference ``w~*`` (Newton, written here)."""
+    same merits written here, the reference ``w~*`` (Newton, written here).
+    """
     rng = np.random.default_rng(seed)
     problem = qp_ball(rng)
     gt = Ground()

@@ -97,10 +97,15 @@ def _run(problem, w_star, mu_star, w0, cfg: ProxALConfig, key: str, mu_start=Non
     """Algorithm 1 (the package's ``FedProxAL``) from ``w0`` with every quantity of Theorem
     3.1 / Lemma 3.1 recorded; ``r_0`` from the start the lemma assumes (the run's own mu^0).
     """
-    alg = FedProxAL(problem, cfg, init=_start(problem, cfg, w0, mu_start))
+    init = _start(problem, cfg, w0, mu_start)
+    alg = FedProxAL(problem, cfg, init=init)
     beta, eps = cfg.beta, cfg.eps1
-    mu_0 = stack_mu(state_mu(alg.state))
-    r0 = float(np.linalg.norm(np.concatenate([alg.w_init - w_star, mu_0 - mu_star])))
+    # mu^0 as the check handed it (zeros where it handed none), never read from the package
+    mu_0 = np.concatenate([
+        np.zeros(problem.server.m) if init.mu0 is None else np.ravel(init.mu0),
+        *([np.zeros(b.size * b.m) for b in problem.clients] if init.mus is None
+          else [np.ravel(m) for m in init.mus])])
+    r0 = float(np.linalg.norm(np.concatenate([w0 - w_star, mu_0 - mu_star])))
     joint = [r0]
     pre, taus, pkg_taus, step_ratio, tau_blocked = [], [], [], [], 0
     stop_theory, mu_prev = None, mu_0
@@ -180,7 +185,8 @@ def _sweep(seed: int, size: str) -> dict:
                         _config(BASE, EPS[size][-1]), key0, mu_start=mu_star)]
     at_solution[0]["start"] = "1e-4 off the KKT pair"
     tau_runs = [_run(problem, w_star, mu_star, w0, _config({**BASE, "s_bar": 1.0}, e), key0)
-                for e in (1e-2, 1e-3)]
+                for e in ((1e-2,) if size == "small" else (1e-2, 1e-3))]
+    path_eps = 1e-2 if size == "small" else 1e-3
     lcqp = lcqp_reference(8, 2, 1)
     lw, lmu = gt.kkt(lcqp)
     lmu = stack_mu(lmu)
@@ -189,7 +195,7 @@ def _sweep(seed: int, size: str) -> dict:
     for name, (inst, make) in PATHS.items():
         if name == "qp newton":
             continue
-        cfg = make(1e-3)
+        cfg = make(path_eps)
         key = constrfl_key(cfg, quadratic=inst == "lcqp")
         if inst == "qp":
             paths.append(_run(problem, w_star, mu_star, w0, cfg, key))
@@ -303,7 +309,8 @@ def check_output(seed: int, size: str) -> CheckResult:
 
 def _paper_setting(s: dict) -> dict:
     """The experiments' own hyperparameter sets among the runs (Table 2's script set, Table 4's
-    LCQP set), with their outcome."""
+    LCQP set), with their outcome.
+    """
     return {r["key"]: {"beta": r["beta"], "s_bar": r["s_bar"], "K": r["K"],
                        "residuals": (r["stationarity"], r["feasibility"])}
             for r in s["paths"] if r["beta"] != BETA}

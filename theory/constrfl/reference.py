@@ -98,14 +98,17 @@ def newton_min(ms: list[LocalMerit], w0, tol: float = 1e-13, max_iter: int = 200
             break
         H = sum(m.hess(w) for m in ms)
         step = np.linalg.solve(H, g)
-        t, f0 = 1.0, val(w)
-        while val(w - t * step) > f0 - 1e-4 * t * g @ step and t > 1e-10:
-            t *= 0.5
-        if t <= 1e-10:  # no decrease above round-off: a full step if it shrinks the gradient
+        if np.abs(g).max() < 1e-6:
+            # the quadratic-convergence region: full steps while they shrink the gradient
+            # (function values no longer resolve a decrease there)
             g_full = sum(m.grad(w - step) for m in ms)
             if np.abs(g_full).max() >= np.abs(g).max():
                 break
-            t = 1.0
+            w, g = w - step, g_full
+            continue
+        t, f0 = 1.0, val(w)
+        while val(w - t * step) > f0 - 1e-4 * t * g @ step and t > 1e-10:
+            t *= 0.5
         w = w - t * step
         g = sum(m.grad(w) for m in ms)
     return w, float(np.abs(g).max())
@@ -249,7 +252,8 @@ class Ground:
     def subproblem(self, problem, mu_list, center, beta: float, prox_total: float
                    ) -> np.ndarray:
         """The minimiser of (12) by cvxpy (Clarabel at 1e-9), an independent cross-check of
-        :func:`subproblem` (``prox_total`` the summed prox weight)."""
+        :func:`subproblem` (``prox_total`` the summed prox weight).
+        """
         w = cp.Variable(problem.d)
         al = 0
         for b, mu in zip(parties(problem), mu_list, strict=True):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.constrfl.instances import np_small, qp_ball
+from repro.constrfl.merit import Merit
 from theory.constrfl.reference import (
     Ground,
     grad_sum,
@@ -29,8 +30,14 @@ __all__ = ["resolvent", "split_mu", "stack_mu"]
 
 ITERATE_TERMS = (
     Term("inexactness e^k of Lemma A.1", "||grad ell_k(w^{k+1})||_inf", 1e-12),
+    Term("the server's multiplier mu_0 (global constraint) moves",
+         "|mu_0^{k+1} - mu_0^k|", 1e-9),
     Term("(42): ||z^k - Jz^k||^2 beyond its 1e-5", "||z^k - Jz^k||^2", 1e-5),
 )
+# the package's merits (what Algorithm 1's subproblems minimise) are held against the merits
+# written here at the resolvent's points
+UNDER_TEST = {"repro.constrfl.merit": "Merit.value / Merit.grad of (13)-(14), held against "
+                                      "theory.constrfl.reference.LocalMerit"}
 RESOLVENT_TERMS = (
     Term("multiplier half of J active at both points", "min over the pair of max mu⁺", 1e-9),
     Term("constraint curvature (the ball c_0)", "||w⁺||_inf", 1e-9),
@@ -53,7 +60,8 @@ def constraint_vector(problem, w) -> np.ndarray:
 def resolvent(problem, beta: float, w_bar: np.ndarray, mu_bar: np.ndarray,
               w_start: np.ndarray | None = None):
     """``J(w̄, mū)`` (36), (40)-(41); returns ``(w⁺, mu⁺, ||grad||_inf)`` (an equality
-    constraint's multiplier is not projected)."""
+    constraint's multiplier is not projected).
+    """
     start = w_bar if w_start is None else w_start
     w, res = subproblem(problem, split_mu(problem, mu_bar), w_bar, beta,
                         1.0 / (beta * (problem.n + 1)), w0=start)
@@ -65,6 +73,34 @@ def equality_mask(problem) -> np.ndarray:
     """Per multiplier: whether its constraint is an equality (no projection in (41))."""
     return np.concatenate([np.full(b.c(np.zeros((1, problem.d))).shape[1], b.equality)
                            for b in parties(problem)])
+
+
+def package_merit_error(problem, beta: float, z, w) -> float:
+    """Relative difference of the package's merits (value and gradient, every party) and the
+    merits written here, at ``w`` with centre and multipliers ``z = (w̄, mū)`` (mū clipped at
+    0: the multipliers Algorithm 1 holds are nonnegative).
+    """
+    from theory.constrfl.reference import merits
+
+    mu = split_mu(problem, np.maximum(z[1], 0.0))
+    prox = 1.0 / ((problem.n + 1) * beta)
+    ours = merits(problem, mu, z[0], beta, prox)
+    blocks = [(problem.server, np.asarray(mu[0])[None])]
+    i = 1
+    for b in problem.clients:
+        blocks.append((b, np.stack(mu[i:i + b.size])))
+        i += b.size
+    err, k = 0.0, 0
+    for b, m in blocks:
+        pm = Merit(b, m, z[0], beta, prox)
+        W = np.broadcast_to(w, (b.size, w.size)).copy()
+        val, grad = pm.value(W), pm.grad(W)
+        for j in range(b.size):
+            ref_v, ref_g = ours[k].value(w), ours[k].grad(w)
+            err = max(err, abs(val[j] - ref_v) / (1 + abs(ref_v)),
+                      float(np.abs(grad[j] - ref_g).max()) / (1 + float(np.abs(ref_g).max())))
+            k += 1
+    return err
 
 
 def _grad_lagrangian(problem, w, mu_flat):
@@ -91,6 +127,7 @@ def check(seed: int, size: str) -> CheckResult:
     gt = Ground()
     ev = Evidence(RESOLVENT_TERMS)
     margins, worst_norm, inclusion, fixed, cvx_gap = [], np.inf, 0.0, 0.0, 0.0
+    pkg_err = 0.0
     worst_pair = None
     instances = live = 0
     closest = {}
@@ -111,6 +148,7 @@ def check(seed: int, size: str) -> CheckResult:
                 z[1], zp[1] = np.abs(z[1]), np.abs(zp[1])
             w1, mu1, r1 = resolvent(problem, beta, *z)
             w2, mu2, r2 = resolvent(problem, beta, *zp)
+            pkg_err = max(pkg_err, package_merit_error(problem, beta, z, w1))
             live += int(np.any(mu1 > 0) and np.any(mu2 > 0))  # multiplier half of J active
             ev.activity("multiplier half of J active at both points",
                         min(mu1.max(initial=0.0), mu2.max(initial=0.0)))
@@ -150,6 +188,8 @@ def check(seed: int, size: str) -> CheckResult:
     ev.criterion("(40)-(41): (w̄ - w⁺)/beta in grad f + grad c mu⁺", 1 - inclusion / 1e-7)
     ev.criterion("zeros of T are fixed points of J", 1 - fixed / 1e-5)
     ev.criterion("w⁺ = the cvxpy argmin", 1 - cvx_gap / 1e-5)
+    ev.criterion("the package's merits (13)-(14) = the merits written here",
+                 1 - pkg_err / 1e-10)
     margin = ev.worst()
     passed = margin >= 0 and gt.all_optimal
     return CheckResult(
@@ -196,9 +236,11 @@ def check_iterates(seed: int, size: str) -> CheckResult:
         w_star, mu_star = gt.kkt(problem)
         z_star = np.concatenate([w_star, stack_mu(mu_star)])
         g = rng.standard_normal(problem.d)
+        # w^0 of norm 2, outside the global ball c_0 = ||w||^2 - 1 <= 0: the server's
+        # multiplier mu_0 is positive in the first outer iterations (at the solution it is 0)
         cfg = ProxALConfig(beta=beta, s_bar=s_bar, rho=1.0, q=0.5, eps1=1e-4, eps2=1e-4,
                            k_max=40, solver_tol_floor=1e-13)
-        alg = FedProxAL(problem, cfg, init=ProxALInit(g / np.linalg.norm(g)))
+        alg = FedProxAL(problem, cfg, init=ProxALInit(2.0 * g / np.linalg.norm(g)))
         while not alg.state.stopped and alg.state.k < cfg.k_max:
             k = alg.state.k
             wk = alg.state.w.copy()
@@ -209,6 +251,8 @@ def check_iterates(seed: int, size: str) -> CheckResult:
             mu1 = stack_mu(state_mu(alg.state))
             e = grad_sum(ms, w1)
             ev.activity("inexactness e^k of Lemma A.1", np.abs(e).max())
+            ev.activity("the server's multiplier mu_0 (global constraint) moves",
+                        float(np.abs(mu1[:problem.server.m] - muk[:problem.server.m]).max()))
             wJ, muJ, _ = resolvent(problem, beta, wk + beta * e, muk)
             ident = max(ident, float(np.linalg.norm(np.concatenate([wJ - w1, muJ - mu1]))))
             wJ0, muJ0, _ = resolvent(problem, beta, wk, muk, w_start=w1)

@@ -98,7 +98,7 @@ def _run(X, y, sg, blocks, mu, eps, c, Q, eta, T, ev, key):
           claim="Fair VFL converges to the exact fixed point (KKT point for c = 0) for every Q")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
-    n_inst = 1 if size == "small" else 2
+    n_inst = 1
     T = 3000 if size == "small" else 6000
     ev = Evidence(TERMS)
     statuses: Counter = Counter()
@@ -158,8 +158,9 @@ def check(seed: int, size: str) -> CheckResult:
 
 
 def _paper_constants(X, y, s, blocks, Xo, mu, gts, T, ev) -> tuple[dict, str | None]:
-    """eta = 100, s = 0.1, c = 1e-3, Q = 1 (the papers' linear-model constants) towards the
-    fixed point with c = 1e-3 of the first eps: the fitted rate of the distance."""
+    """Eta = 100, s = 0.1, c = 1e-3, Q = 1 (the papers' linear-model constants) towards the
+    fixed point with c = 1e-3 of the first eps: the fitted rate of the distance.
+    """
     (sw, eps, c), fp = next((k, v) for k, v in gts.items() if k[2] == 1e-3)
     alg = FairVFL(VFLProblem(linear_blocks(X, blocks), y, s if sw == "" else ~s),
                   FairVFLConfig(eps=eps, eta=100.0, beta=0.1, c=c, Q=1))

@@ -87,7 +87,7 @@ def gap_run(X, y, s, blocks, T, ev, key, eta, c, beta_th, L_12, Lam_guess, q=Q,
     closest: dict = {}
     for t in range(1, T + 1):
         e = eta(t)
-        ref = audit_round(alg, st, 1.0 / e, c(t), ev, key, ROUND_TOL)
+        ref = audit_round(alg, st, 1.0 / e, c(t), ev, key, ROUND_TOL, q_max=q)
         lam = ref["lam_before"]
         g = np.array([d - eps, -d - eps])
         th1 = np.concatenate(ref["thetas_after"])
@@ -122,7 +122,8 @@ def gap_run(X, y, s, blocks, T, ev, key, eta, c, beta_th, L_12, Lam_guess, q=Q,
 
 def _theorem_run(X, y, s, blocks, const, T, ev, key, **kw) -> dict:
     """Theorem 2's schedules with L = L_L + Lambda L_D, Lambda re-measured until the run's
-    Lambda is covered (up to 3 attempts)."""
+    Lambda is covered (up to 3 attempts).
+    """
     beta_th = 1 / S
 
     def c(t):
@@ -168,7 +169,7 @@ def _paper_constants(T: int, ev_sink: Evidence) -> tuple[dict, str | None]:
                 "theory-compliant run (rate slope reported only)")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
-    T = 2000 if size == "small" else 20_000
+    T = 2000 if size == "small" else 8000
     X, y, s, blocks = synthetic_instance(rng, n=200, m=6, K=K)
     start = [2.0 * rng.standard_normal(len(b)) for b in blocks]
     ev = Evidence(TERMS)
@@ -223,7 +224,8 @@ def check(seed: int, size: str) -> CheckResult:
 
 def _mlp_path(X, y, s, blocks, ev) -> None:
     """[J] roles with MLP parties in float32: 10 rounds at Theorem 2's step form (eta_t grows
-    with t), audited against the round written here."""
+    with t), audited against the round written here.
+    """
     key = "fairvfl:FairVFL/journal/MLP-float32/Q=1"
     ev.path(key)
 

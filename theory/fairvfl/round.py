@@ -53,7 +53,8 @@ def d_value(y, s, z) -> float:
 @dataclass
 class Party:
     """A party's model: ``X`` (dense float64 rows) and ``kind`` ``"linear"`` or ``"mlp"`` (with
-    ``widths``)."""
+    ``widths``).
+    """
 
     X: np.ndarray
     kind: str = "linear"
@@ -147,9 +148,10 @@ def uploads_per_party(messages, parties: int) -> list[int]:
     return counts
 
 
-def audit_round(alg, st: Setup, step: float, c_t: float, ev, key: str, tol: float) -> dict:
+def audit_round(alg, st: Setup, step: float, c_t: float, ev, key: str, tol: float,
+                q_max: int | None = None) -> dict:
     """One package round (``alg.step()``) held against :func:`reference_round` from the state
-    it started from: ``Fair VFL round [C](9)-(11) = [J](10)-(14), <key>`` (largest relative
+    it started from: ``hypothesis: the Fair VFL round ..., <key>`` (largest relative
     difference of theta^{t+1} and lam^{t+1}). Returns the reference round with ``lam_before``,
     ``thetas_before`` and the measured ``q``.
     """
@@ -157,12 +159,16 @@ def audit_round(alg, st: Setup, step: float, c_t: float, ev, key: str, tol: floa
     lam = np.array(alg.server.lam, dtype=float)
     msgs = alg.step()
     q = uploads_per_party(msgs, len(thetas))
+    if q_max is not None:  # Assumption 1: every active party takes 1 <= Q_k^(t) <= Q steps
+        ev.criterion(f"hypothesis: 1 <= Q_k^(t) <= Q, {key}",
+                     1.0 if all(1 <= k <= q_max for k in q) else -1.0)
     ref = reference_round(st, thetas, lam, q, step, c_t)
     got = [np.array(t, dtype=float) for t in alg.thetas()]
     err = max(float(np.abs(g - r).max()) / (1.0 + float(np.abs(r).max()))
               for g, r in zip(got, ref["thetas"], strict=True))
     err = max(err, float(np.abs(np.asarray(alg.server.lam) - ref["lam"]).max())
               / (1.0 + float(np.abs(ref["lam"]).max())))
-    ev.criterion(f"Fair VFL round [C](9)-(11) = [J](10)-(14), {key}", 1 - err / tol)
+    ev.criterion(f"hypothesis: the Fair VFL round [C](9)-(11) = [J](10)-(14) with this round's "
+                 f"eta_t, c_t, {key}", 1 - err / tol)
     return {**ref, "lam_before": lam, "thetas_before": thetas, "q": q, "error": err,
             "thetas_after": got, "msgs": msgs}

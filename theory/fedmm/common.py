@@ -31,7 +31,8 @@ from theory.fedmm.reference import (
     spectral_radius,
 )
 
-__all__ = ["BACKENDS", "PAPER_ETA", "PAPER_M", "PAPER_MU", "Spec", "block_vector", "build",
+__all__ = ["BACKENDS", "PAPER_ETA", "PAPER_ETA3", "PAPER_M", "PAPER_MU", "Players", "Spec",
+           "block_vector", "build",
            "dtype_name", "path_key", "reference", "round_radius"]
 
 BACKENDS = ("loop", "vectorized", "graphed")
@@ -67,8 +68,11 @@ def dtype_name(dtype) -> str:
 
 
 def path_key(spec: Spec) -> str:
-    """``fedmm:<algorithm>/<backend>/<dtype>`` (:mod:`theory.paths`)."""
-    return f"fedmm:{spec.algorithm}/{spec.backend}/{dtype_name(spec.dtype)}"
+    """``fedmm:<algorithm>/<backend>/<dtype>`` (:mod:`theory.paths`); a FedMM run with a local
+    solve written here (no local GDA, so no backend) is ``.../exact/...``.
+    """
+    where = spec.backend if (spec.solver == "gda" or spec.algorithm != "FedMM") else "exact"
+    return f"fedmm:{spec.algorithm}/{where}/{dtype_name(spec.dtype)}"
 
 
 def block_vector(inst, pair) -> np.ndarray:

@@ -141,7 +141,7 @@ def lemma1_gaps(inst, mu_pair, rounds: int, ev: Evidence | None = None) -> dict 
     for r in range(rounds):
         prevlam = prev_duals[:, :d1]
         try:
-            if ev is not None and (r < 3 or r % 10 == 0):
+            if ev is not None and (r < 3 or r % 30 == 0):
                 audit(alg, ev, "Algorithm 3 round (11)-(16)", key, ref, tolerance(torch.float64))
             else:
                 alg.step()

@@ -14,14 +14,14 @@ T, off by one); both conventions are checked:
 * aligned: increments over t = 0, ..., T-1 and eps_t over t = 1, ..., T (what a telescoping sum
   from omega0^0 to omega0^T gives).
 
-FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I),
-psi0^0 ~ 3 N(0, I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0,
-lambda^0 = beta^0 = 0), mu1 in {L_Phi, 4 L_Phi, 10 L_Phi}, mu2 = 1.5 mu1 (L_Phi of
-specs/fedmm.md §9.1, also in the constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
+FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I), psi0^0 ~ 3 N(0,
+I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0, lambda^0 = beta^0 = 0),
+mu1 in {L_Phi, 4 L_Phi, 10 L_Phi}, mu2 = 1.5 mu1 (L_Phi of specs/fedmm.md §9.1, also in the
+constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
 every finite run (diverging runs are counted and excluded; all runs diverging is the verdict
-``diverged``). The tightest aligned slack of this grid is kept in the details. Reported: the same
-with the constant max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs L_g, cf.
-T4/T5), and (24).
+``diverged``). The tightest aligned slack of this grid is kept in the details. Reported: the
+same with the constant max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs
+L_g, cf. T4/T5), and (24).
 
 Where the lemma bites (issue #30). On the grid above the right-hand side is >= 0 at every
 (run, T) point (the eps-term from the random psi0^0 dominates): the inequality guarantees no

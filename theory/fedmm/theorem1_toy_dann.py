@@ -8,7 +8,7 @@ f_S = BCE + nu mean_S log h - rho/2 ||psi||^2 + rho_w/2 ||omega||^2,
 f_T = nu mean_T log(1 - h) - rho/2 ||psi||^2 + rho_w/2 ||omega||^2 (nu = 1, rho = 0.1,
 rho_w = 0.01); clients f_1 = p f_S + (1-p) f_T, f_2 = (1-p) f_S + p f_T; global f = (f_S+f_T)/2.
 Deterministic full gradients (float64 autograd); FedMM and FedAvgGDA with M = 20, eta = 0.05,
-mu1 = 1, mu2 = 1.5 (distinct per block), 1,500 rounds; FedSGDA (M = 1) 30,000 rounds, reported.
+mu1 = 1, mu2 = 1.5 (distinct per block), 1,500 rounds; FedSGDA (M = 1) 15,000 rounds, reported.
 Pass: FedMM ||grad f(omega0, psi0)|| <= 1e-6 for every p; FedAvgGDA <= 1e-6 at p = 0.5 and
 >= 1e-4 at p = 1.
 
@@ -282,10 +282,14 @@ def paper_radius(data, p: float, alg) -> float:
                 "imbalance p; FedAvgGDA stalls at p = 1")
 def check(seed: int, size: str) -> CheckResult:
     """FedMM stationary on the toy DANN for every p; FedAvgGDA stalls at p = 1."""
-    small = size == "small"  # same budget (stationarity needs ~1,500 rounds); fewer runs
+    # small: half the rows; FedMM at p = 1 only (at p = 1/2 the clients are identical and
+    # FedMM's run is FedAvgGDA's), 1,300 rounds (stationarity 1e-6 is reached at ~1,200), and
+    # FedAvgGDA's stall at p = 1 read at round 400 (it is flat from round ~300)
+    small = size == "small"
     ps = (0.5, 1.0) if small else (0.5, 0.75, 1.0)
-    rounds = 1500
-    data = make_data(0)
+    fedmm_ps = (1.0,) if small else ps
+    rounds = 1300 if small else 1500
+    data = make_data(0, 100 if small else 200)
     # the closed-form player gradients against autograd at a random point
     th = torch.from_numpy(np.random.default_rng(seed).standard_normal((2, 17)))
     t = th.clone().requires_grad_(True)
@@ -297,21 +301,25 @@ def check(seed: int, size: str) -> CheckResult:
     ev.activity("blocks' penalties differ (mu1 != mu2)", abs(MU[0] - MU[1]))
     res, algs = {}, {}
     for p in ps:
-        *res[f"FedMM p={p}"], algs[p] = run(data, p, "FedMM", 20, rounds, 0, ev)
-        *res[f"FedAvgGDA p={p}"], _ = run(data, p, "FedAvgGDA", 20, rounds, 0, ev)
+        if p in fedmm_ps:
+            *res[f"FedMM p={p}"], algs[p] = run(data, p, "FedMM", 20, rounds, 0, ev)
+        stall = small and p == 1.0
+        *res[f"FedAvgGDA p={p}"], _ = run(data, p, "FedAvgGDA", 20, 400 if stall else rounds,
+                                          0, ev)
         if not small:
-            *res[f"FedSGDA p={p}"], _ = run(data, p, "FedSGDA", 1, 20 * rounds, 0, ev)
+            *res[f"FedSGDA p={p}"], _ = run(data, p, "FedSGDA", 1, 10 * rounds, 0, ev)
         if p > 0.5:
             ev.activity("FedMM duals at the stationary point",
                         float(algs[p].state.duals.abs().max()))
             ev.activity("client imbalance p > 1/2",
                         res[f"FedAvgGDA p={p}"][0] - res["FedAvgGDA p=0.5"][0])
     stat = 1e-6
-    margins = {"fedmm_stationary": min(stat - res[f"FedMM p={p}"][0] for p in ps),
+    margins = {"fedmm_stationary": min(stat - res[f"FedMM p={p}"][0] for p in fedmm_ps),
                "fedavg_stationary_p05": stat - res["FedAvgGDA p=0.5"][0],
                "fedavg_stalls_p1": res["FedAvgGDA p=1.0"][0] - 1e-4,
                "analytic_gradient_vs_autograd": 1e-12 - grad_err}
-    ev.criterion("Thm 1 (eps = 0): FedMM stationary for every p", margins["fedmm_stationary"] / stat)
+    ev.criterion("Thm 1 (eps = 0): FedMM stationary for every p",
+                 margins["fedmm_stationary"] / stat)
     ev.criterion("FedAvgGDA stationary at p = 1/2", margins["fedavg_stationary_p05"] / stat)
     ev.criterion("FedAvgGDA stalls at p = 1", margins["fedavg_stalls_p1"] / 1e-4)
     ev.criterion("oracle: closed-form gradients = autograd",
@@ -322,7 +330,7 @@ def check(seed: int, size: str) -> CheckResult:
             ev.path(f"fedmm:{name}/{backend}/float32")
             run(data, 1.0, name, 5, 3, 0, ev, backend=backend, dtype=torch.float32)
     # the paper's step: the linearized round at the stationary point FedMM reached
-    radii = {p: paper_radius(data, p, algs[p]) for p in ps}
+    radii = {p: paper_radius(data, p, algs[p]) for p in fedmm_ps}
     finding = None
     if max(radii.values()) >= 1:
         finding = (f"at the paper's eta = {PAPER_ETA}, mu = {PAPER_MU}, M = {PAPER_M} FedMM's "
@@ -343,5 +351,5 @@ def check(seed: int, size: str) -> CheckResult:
                           for p, r in radii.items()}},
         paper_finding=finding,
         details={"margins": margins, "grad_norm_and_target_acc": res, "rounds": rounds,
-                 "fedsgda_rounds": 20 * rounds, "eta": 0.05, "(mu1, mu2)": MU, "M": 20},
+                 "fedsgda_rounds": 10 * rounds, "eta": 0.05, "(mu1, mu2)": MU, "M": 20},
         **ev.fields())

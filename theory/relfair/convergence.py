@@ -124,14 +124,15 @@ class Run:
     """One package run on one path with the check's own record of the iterates."""
 
     def __init__(self, quad, sets, work: str, base: ScaffPDIAConfig, ev: Evidence,
-                 key: str) -> None:
+                 key: str, J: int | None = None) -> None:
         Q, c, e = quad
         self.quad, self.work, self.ev, self.key = quad, work, ev, key
         n = c.shape[0]
         self.sizes = np.resize(SIZES, n)
         self.w = w_vector(n, *sets)
         self.l1 = float(np.abs(self.w).sum())
-        self.counts = local_counts(self.sizes, base.local_steps, BATCH, work)
+        # J: the check's own (the schedule's J, or the paper's for the defaults' run)
+        self.counts = local_counts(self.sizes, J or base.local_steps, BATCH, work)
         self.problem = QuadraticProblem(Q, c, e, self.sizes, BATCH)
         self.alg = ScaffPDIA(self.problem, base, init=to_params(np.zeros(c.shape[1])),
                              rng=torch.Generator().manual_seed(0), backend="vectorized")
@@ -139,8 +140,14 @@ class Run:
         ev.activity("per-client local steps differ (epochs)",
                     self.counts.max() - self.counts.min())
 
-    def step(self, config, audit: bool) -> dict | None:
+    def step(self, config, audit: bool, ref=None) -> dict | None:
+        """One round of the package with ``config``; audited against the round with the
+        constants ``ref`` (eta, tau, sigma, varsigma, J; default: those the check put into
+        ``config``, the schedule written here).
+        """
         alg, (Q, c, e) = self.alg, self.quad
+        ref = ref or {"eta": config.eta, "tau": config.tau, "sigma": config.sigma,
+                      "varsigma": config.varsigma, "J": config.local_steps}
         theta = to_vector(alg.state.theta)
         lam = np.array(alg.state.lam, dtype=np.float64)
         L = quadratic_losses(Q, c, e, theta)
@@ -150,18 +157,18 @@ class Run:
         self.prev_theta = theta
         if not audit:
             return None
-        ext = config.varsigma * (L - prev)
-        z = lam + config.sigma * (L + ext)
+        ext = ref["varsigma"] * (L - prev)
+        z = lam + ref["sigma"] * (L + ext)
         lam_new = np.array(alg.state.lam, dtype=np.float64)
         cert = max(permutohedron_certificate(lam_new, z, self.w).values())
-        ref, a = closed_form(Q, c, theta, lam_new, config.eta, config.tau, config.local_steps,
-                             self.counts)
+        target, a = closed_form(Q, c, theta, lam_new, ref["eta"], ref["tau"], ref["J"],
+                                self.counts)
         new = to_vector(alg.state.theta)
         tol = (10 * (int(self.counts.max()) * self.l1 + 2) * EPS32
                * (1 + float(np.abs(theta).max())))
-        err = float(np.abs(new - ref).max())
-        tau_hat = float((theta - new) @ a / (a @ a)) if a @ a > 0 else config.tau
-        step_err = abs(tau_hat - config.tau) * float(np.abs(a).max())
+        err = float(np.abs(new - target).max())
+        tau_hat = float((theta - new) @ a / (a @ a)) if a @ a > 0 else ref["tau"]
+        step_err = abs(tau_hat - ref["tau"]) * float(np.abs(a).max())
         ci = np.einsum("nij,nj->ni", Q, theta[None, :] - c)
         ev = self.ev
         ev.activity("dual step moves lambda", np.abs(lam_new - lam).max())
@@ -175,7 +182,7 @@ class Run:
         ev.criterion(f"hypothesis: applied tau_r = schedule (24)-(29), {self.key}",
                      1 - step_err / tol)
         return {"round": alg.state.round - 1, "theta_error": err, "theta_tolerance": tol,
-                "dual_certificate": cert, "tau_applied_over_tau": tau_hat / config.tau,
+                "dual_certificate": cert, "tau_applied_over_tau": tau_hat / ref["tau"],
                 "step": float(np.abs(new - theta).max())}
 
 
@@ -205,29 +212,32 @@ def _rate_run(quad, sets, work, base, ev, key, ref, m, M, rounds, id_rounds, cps
             "max_norm": max(run.problem.quadratic_engine.max_norm, 0.0), "L": L_lt}
 
 
-def _paper_setting(rng, ev: Evidence, rounds: int) -> tuple[dict, str | None]:
+def _paper_setting(rng, ev: Evidence, rounds: int, factor: float) -> tuple[dict, str | None]:
     """Scaff-PD-IA at App. J.2's constants on n = 100 quadratic clients (epochs reading): does
-    e_R = ||theta^R - theta*_phi||^2 decrease by 10x over the run?
+    e_R = ||theta^R - theta*_phi||^2 decrease by ``factor`` over the run?
     """
     p = PAPER_CONSTANTS
     n, d = p["n"], 5
     prob = make_quadratics(rng, n, d, 1.0, 1.2, 1.0, (0.5, 1.5))
     quad = (prob.Q, prob.c, prob.e)
     amb = RelativeAmbiguitySet(n, p["alpha"], p["alpha"], p["phi"])
-    base = ScaffPDIAConfig(ambiguity=amb, local_steps=p["J"], local_work="epochs",
-                           eta=p["eta"], tau=p["tau"], sigma=p["sigma"], varsigma=1.0)
+    # the package's own defaults (App. J.2's constants, the library's), held against the
+    # paper's constants written here
+    base = ScaffPDIAConfig(ambiguity=amb)
+    consts = {"eta": p["eta"], "tau": p["tau"], "sigma": p["sigma"], "varsigma": 1.0,
+              "J": p["J"]}
     ref = saddle(*quad, p["alpha"], p["alpha"], p["phi"])
     run = Run(quad, (p["alpha"], p["alpha"], p["phi"]), "epochs", base, ev,
-              "paper constants vectorized/epochs/float32")
+              "paper's App. J.2 constants (the package defaults)", J=p["J"])
     errs = []
     for r in range(rounds):
-        run.step(base, r < 2)
+        run.step(base, r < 2, consts)
         errs.append(float(np.sum((to_vector(run.alg.state.theta) - ref["theta"]) ** 2)))
     l1 = l1_norm(n, p["alpha"], p["alpha"], p["phi"])
     setting = {**p, "rounds": rounds, "||Lambda||_1": l1, "Asm. 8 needs m/M >": 2 * (l1 - 1),
                "e_first": errs[0], "e_last": errs[-1], "saddle status": ref["status"]}
     finding = None
-    if not (np.isfinite(errs[-1]) and errs[-1] <= 0.1 * errs[0]):
+    if not (np.isfinite(errs[-1]) and errs[-1] <= errs[0] / factor):
         finding = (f"at the paper's constants (App. J.2) Scaff-PD-IA does not converge to "
                    f"theta*_phi on quadratic clients: e_R goes {errs[0]:.3g} -> {errs[-1]:.3g} "
                    f"in {rounds} rounds (||Lambda||_1 = {l1:.2f}; Asm. 8 fails)")
@@ -271,7 +281,7 @@ def check(seed: int, size: str) -> CheckResult:
                          (1 + m / (2 * M) - out["l1"]) / out["l1"])
             rows[key] = out
     setting, finding = _paper_setting(np.random.default_rng([seed, 5]), ev,
-                                      150 if small else 400)
+                                      60 if small else 400, 2.0 if small else 10.0)
     l1 = rows["Scaff-PD-IA vectorized/epochs/float32"]["l1"]
     worst = ev.worst()
     ok = set(statuses) == {"optimal"}

@@ -22,8 +22,8 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-__all__ = ["CLARABEL", "CLARABEL_TIGHT", "capped_vertex", "dual_step_qp", "fairness_ratio", "l1_norm",
-           "quadratic_losses", "random_points", "saddle", "support", "w_vector"]
+__all__ = ["CLARABEL", "CLARABEL_TIGHT", "capped_vertex", "dual_step_qp", "fairness_ratio",
+           "l1_norm", "quadratic_losses", "random_points", "saddle", "support", "w_vector"]
 
 CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 200}
 # 1e-11 ends "optimal_inaccurate" on some instances; 1e-10 is optimal on every one tried

@@ -1,0 +1,38 @@
+"""Every package code path a registered experiment plans (backend, local work, reference flags,
+dtype) is driven by every check claiming a statement about that algorithm
+(theory/paths.py): the experiments' paths are listed from the registry and compared with the
+paths the checks' results record.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from theory.paths import CLAIMS, UNCLAIMED, experiment_paths, unchecked
+
+pytestmark = pytest.mark.xdist_group("theory-claiming-checks")
+
+
+def test_the_experiments_paths_are_listed():
+    planned = experiment_paths()
+    # the paths the issue names: relfair's two readings, constrfl's script set, fedmm's graphed
+    assert {"vectorized/epochs/float32", "vectorized/steps/float32"} <= planned[
+        "relfair:Scaff-PD-IA"]
+    assert "fairness/newton_clip+reuse" in planned["constrfl:Algorithm 1"]
+    assert {"loop/float32", "graphed/float32"} <= planned["fedmm:FedMM"]
+    assert "journal/MLP-float32/Q=1" in planned["fairvfl:FairVFL"]
+    assert set(planned) <= set(UNCLAIMED) | {f for fams in CLAIMS.values() for f in fams}
+
+
+def test_every_planned_path_is_driven_by_its_claiming_checks(clean):
+    driven = {name: clean(name).paths for name in CLAIMS}
+    assert unchecked(experiment_paths(), driven) == []
+
+
+def test_an_undriven_path_is_reported():
+    planned = {"relfair:Scaff-PD-IA": {"vectorized/epochs/float32", "loop/steps/float64"},
+               "relfair:Brand-New": {"vectorized/steps/float32"}, "relfair:FedAvg": {"x"}}
+    driven = {"relfair.theorem3_convergence": ["relfair:Scaff-PD-IA/vectorized/epochs/float32"]}
+    assert unchecked(planned, driven) == [
+        "relfair:Brand-New: no check claims a statement about it",
+        "relfair:Scaff-PD-IA/loop/steps/float64: not driven by relfair.theorem3_convergence"]
