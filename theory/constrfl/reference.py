@@ -20,6 +20,7 @@ definition (the instance builder's blocks: ``f``, ``grad_f``, ``hess_f``, ``c``,
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -234,8 +235,10 @@ class Ground:
         prob = cp.Problem(cp.Minimize(sum(_cvx_f(b, w) for b in ps)), cons)
         for tol in (1e-10, 1e-9, 1e-8):  # "optimal_inaccurate" at one tolerance: the next
             try:
-                prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol,
-                           max_iter=500)
+                with warnings.catch_warnings():  # an inaccurate status is retried, then counted
+                    warnings.simplefilter("ignore", UserWarning)
+                    prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol,
+                               tol_feas=tol, max_iter=500)
             except cp.error.SolverError:
                 continue
             if prob.status == "optimal":
@@ -265,8 +268,10 @@ class Ground:
         prob = cp.Problem(cp.Minimize(obj))
         for tol in (1e-9, 1e-8, 1e-7):
             try:
-                prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol,
-                           max_iter=500)
+                with warnings.catch_warnings():  # an inaccurate status is retried, then counted
+                    warnings.simplefilter("ignore", UserWarning)
+                    prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol,
+                               tol_feas=tol, max_iter=500)
             except cp.error.SolverError:
                 continue
             if prob.status == "optimal":

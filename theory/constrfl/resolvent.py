@@ -236,11 +236,12 @@ def check_iterates(seed: int, size: str) -> CheckResult:
         w_star, mu_star = gt.kkt(problem)
         z_star = np.concatenate([w_star, stack_mu(mu_star)])
         g = rng.standard_normal(problem.d)
-        # w^0 of norm 2, outside the global ball c_0 = ||w||^2 - 1 <= 0: the server's
-        # multiplier mu_0 is positive in the first outer iterations (at the solution it is 0)
+        # mu_0^0 = 1 for the server's global ball (Algorithm 1 takes any mu^0 >= 0): its
+        # multiplier moves in the first outer iterations (at the solution it is 0)
         cfg = ProxALConfig(beta=beta, s_bar=s_bar, rho=1.0, q=0.5, eps1=1e-4, eps2=1e-4,
                            k_max=40, solver_tol_floor=1e-13)
-        alg = FedProxAL(problem, cfg, init=ProxALInit(2.0 * g / np.linalg.norm(g)))
+        alg = FedProxAL(problem, cfg, init=ProxALInit(g / np.linalg.norm(g),
+                                                      np.ones((1, problem.server.m))))
         while not alg.state.stopped and alg.state.k < cfg.k_max:
             k = alg.state.k
             wk = alg.state.w.copy()

@@ -103,7 +103,7 @@ def check(seed: int, size: str) -> CheckResult:
     seeds = range(1) if small else range(3)
     Ms = (2, 5) if small else (1, 2, 5)
     dims = (3, 2) if small else (6, 4)
-    rounds = {"constant 1": 1000 if small else 3000, "1.0005^-t": 1000 if small else 20000,
+    rounds = {"constant 1": 1000 if small else 3000, "1.0005^-t": 1000 if small else 10000,
               "0.9^t": 300 if small else 3000}
     ev = Evidence(TERMS)
     insts = {f"seed {s}": gen_Q(s, N=4 if not small else 2, d1=dims[0], d2=dims[1])

@@ -306,7 +306,7 @@ def check(seed: int, size: str) -> CheckResult:
         stall = small and p == 1.0
         *res[f"FedAvgGDA p={p}"], _ = run(data, p, "FedAvgGDA", 20, 400 if stall else rounds,
                                           0, ev)
-        if not small:
+        if not small and p == 1.0:  # reported: FedSGDA at the largest imbalance
             *res[f"FedSGDA p={p}"], _ = run(data, p, "FedSGDA", 1, 10 * rounds, 0, ev)
         if p > 0.5:
             ev.activity("FedMM duals at the stationary point",
