@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-__all__ = ["CLAIMS", "PLANNED_SCALES", "UNCLAIMED", "constrfl_key", "experiment_paths",
+__all__ = ["CLAIMS", "NOT_CLAIMING", "PLANNED_SCALES", "UNCLAIMED", "constrfl_key",
+           "experiment_paths",
            "fairvfl_keys", "fedmm_key", "relfair_key", "unchecked"]
 
 # fedmm's ``extended`` scale is the GPU protocol; its ``graphed`` backend runs eagerly on a CPU
@@ -39,6 +40,48 @@ CLAIMS: dict[str, tuple[str, ...]] = {
     "constrfl.theorem31_output": ("constrfl:Algorithm 1",),
     "constrfl.lemma31_bounded_iterates": ("constrfl:Algorithm 1",),
     "constrfl.theorem32_outer_complexity": ("constrfl:Algorithm 1",),
+}
+
+# The other checks: why each does not claim a statement about an algorithm on the experiments'
+# paths (it drives none, or only the piece its statement is about). A new check is classified
+# here or in CLAIMS (tests/theory/test_theory_paths.py).
+_PROBLEM = "a property of the problem or of a package function; drives no algorithm"
+_EXACT = ("its statement assumes exact local solves (written in theory/): no local-GDA "
+          "backend runs")
+_ADMM = "Algorithm 2 on one subproblem of the paper's algorithm (paper flags, Newton)"
+NOT_CLAIMING = {
+    **{f"projections.{k}": _PROBLEM for k in ("orthant", "box", "ball", "simplex",
+                                              "capped_simplex")},
+    **{f"relfair.{k}": _PROBLEM for k in ("algorithm1_dual_step_projection",
+                                          "theorem4_generalization_terms",
+                                          "proposition9_majorization_bounds",
+                                          "theorem1_2_monotonicity", "equation13_phi_selection",
+                                          "proposition5_skewness")},
+    **{f"fedmm.{k}": _EXACT for k in ("lemma1_gradient_bound", "lemma3_descent", "lemmas5_8",
+                                      "propositions1_4", "theorem1_inexact")},
+    "fedmm.theorem1_tolerance_gda": "local GDA stopped at a tolerance, written in theory/ (no "
+                                    "package backend runs)",
+    "fedmm.appendix_a8_mu_range": "arithmetic of App. A.8 on the instances' data",
+    "fairvfl.lemma2_dual_progress": "the server's dual step (one code path); its moving-theta "
+                                    "runs use [C] roles and dense blocks",
+    "fairvfl.lemma3_lyapunov": "the server's dual step with theta frozen (one code path)",
+    "fairvfl.assumption2_constants": "constants of the linear model's data",
+    "fairvfl.theorem2_fixed_point_kkt": "the exact fixed point of the linear model under [C] "
+                                        "roles (its ground truth); the other paths are driven by "
+                                        "the Lemma 1 and Theorem 2 checks",
+    "fairvfl.theorem1_rotation_invariance": "a security statement on [C] and [J] roles (dense "
+                                            "blocks); no convergence claim",
+    "fairvfl.theorem1_masked_weights_tuple": "an identity of the [J](12) weights",
+    "fairvfl.theorem1_label_leak": "a security limitation on [J] roles (COMPAS, dense)",
+    "constrfl.lemma42_admm_bounds": _ADMM,
+    "constrfl.theorem41_42_admm_linear_rate": _ADMM,
+    "constrfl.theorem32_inner_total": "Algorithm 2's rounds inside the paper's Algorithm 1 "
+                                      "(paper flags, Newton)",
+    "constrfl.lemma_a1_a2_iterates": "the resolvent identity of the paper's algorithm (the "
+                                     "reference departures change the resolvent, D11)",
+    "constrfl.mistyped_statements": "statements about the schedule and norms",
+    "constrfl.lemma41_local_lipschitz": _PROBLEM,
+    "constrfl.lemma_a2_resolvent_firm_nonexpansive": _PROBLEM,
 }
 
 # Families the experiments run that no statement of the papers' theory is about (why, each).

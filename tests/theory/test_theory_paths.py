@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from theory.paths import CLAIMS, UNCLAIMED, experiment_paths, unchecked
+from theory.paths import CLAIMS, NOT_CLAIMING, UNCLAIMED, experiment_paths, unchecked
+from theory.registry import load_check_modules, registered
 
 pytestmark = pytest.mark.xdist_group("theory-claiming-checks")
 
@@ -27,6 +28,16 @@ def test_the_experiments_paths_are_listed():
 def test_every_planned_path_is_driven_by_its_claiming_checks(clean):
     driven = {name: clean(name).paths for name in CLAIMS}
     assert unchecked(experiment_paths(), driven) == []
+
+
+def test_every_check_is_classified():
+    """A check either claims statements about an algorithm (and drives all its paths) or says
+    why it does not; a new check must be put in one of the two.
+    """
+    load_check_modules()
+    assert not set(CLAIMS) & set(NOT_CLAIMING)
+    assert set(registered()) == set(CLAIMS) | set(NOT_CLAIMING)
+    assert all(reason.strip() for reason in NOT_CLAIMING.values())
 
 
 def test_an_undriven_path_is_reported():
