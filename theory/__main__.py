@@ -36,6 +36,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from theory.core.pep import pep_table_lines, pep_text_table
+from theory.evidence import render_terms
 from theory.registry import SIZES, run_checks, selected
 from theory.result import CheckResult, jsonable
 
@@ -230,11 +231,28 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
             out.append(f"- closest instance: {_closest(r.closest)}")
         if r.finding:
             out.append(f"- finding: {r.finding}")
+        out += _evidence_lines(r)
         out.append("")
         if "error" in r.details:
             out += ["```", str(r.details["error"]).rstrip(), "```", ""]
+    out += render_terms(results)
     out += ["## Versions", ""] + [f"- {k}: {v}" for k, v in versions.items()] + [""]
     return "\n".join(out)
+
+
+def _evidence_lines(r: CheckResult) -> list[str]:
+    """The named criteria, the package paths driven and the paper's own setting of a check."""
+    out = []
+    if r.criteria:
+        out.append("- criteria (worst margin): " + "; ".join(
+            f"{k} {_num(v)}" for k, v in r.criteria.items()))
+    if r.paths:
+        out.append(f"- package paths driven: {', '.join(r.paths)}")
+    if r.paper_setting:
+        out.append(f"- paper's setting: {_closest(r.paper_setting)}")
+    if r.paper_finding:
+        out.append(f"- finding at the paper's setting: {r.paper_finding}")
+    return out
 
 
 _FLOATS = ("worst_margin", "measured", "bound", "exact", "looseness")
@@ -242,8 +260,11 @@ _FLOATS = ("worst_margin", "measured", "bound", "exact", "looseness")
 
 def _from_json(d: dict[str, Any]) -> CheckResult:
     known = {f.name for f in dataclasses.fields(CheckResult)}
-    return CheckResult(**{k: float(v) if k in _FLOATS and isinstance(v, str) else v
-                          for k, v in d.items() if k in known})
+    out = {k: float(v) if k in _FLOATS and isinstance(v, str) else v
+           for k, v in d.items() if k in known}
+    if isinstance(out.get("criteria"), dict):  # non-finite margins are strings in the JSON
+        out["criteria"] = {k: float(v) for k, v in out["criteria"].items()}
+    return CheckResult(**out)
 
 
 def _merge_earlier(results: list[CheckResult], path: Path, size: str) -> list[CheckResult]:

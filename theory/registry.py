@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 SIZES = ("small", "default")
-HARNESS_MODULES = frozenset({"__init__", "__main__", "result", "registry"})
+HARNESS_MODULES = frozenset({"__init__", "__main__", "result", "registry", "evidence", "paths",
+                             "reference_rule"})
 EXTRA_MODULES_ENV = "THEORY_EXTRA_MODULES"
 
 CheckFn = Callable[[int, str], CheckResult]

@@ -73,6 +73,20 @@ class CheckResult:
     diverged : bool
         Every run of the check diverged, so nothing was measured: verdict ``"diverged"``, a
         failure with ``worst_margin = -inf`` (never the ``+inf`` of a max over no runs).
+    criteria : dict
+        Worst margin per criterion, each named after the statement it tests
+        (:class:`theory.evidence.Evidence`). A negative (or NaN) one fails the check whatever
+        else it says, and ``worst_margin`` is at most it.
+    terms : dict
+        The statement's terms: ``{name: {predicate, threshold, active, instances, max}}``. A
+        term active on no instance fails the check.
+    paths : list
+        The package code paths the check drove (keys of :mod:`theory.paths`).
+    paper_setting : dict
+        The instance run at the paper's own hyperparameters and what the statement gave there.
+    paper_finding : str or None
+        The statement fails at the paper's own hyperparameters (its counter-example): the
+        verdict is ``"finding"`` when every criterion passed on the check's instances.
 
     Normalisation (``__post_init__``, so every check gets it without code of its own): a
     result that did not pass never carries a margin ``>= 0`` or NaN. Where the check's own
@@ -102,6 +116,11 @@ class CheckResult:
     finding: str | None = None
     nontrivial: float | None = None
     diverged: bool = False
+    criteria: dict = field(default_factory=dict)
+    terms: dict = field(default_factory=dict)
+    paths: list = field(default_factory=list)
+    paper_setting: dict = field(default_factory=dict)
+    paper_finding: str | None = None
 
     def __post_init__(self) -> None:
         reasons = []
@@ -114,6 +133,15 @@ class CheckResult:
                                  f"{self.nontrivial!r}")
             if share == 0.0:
                 reasons.append("no instance made the statement non-trivial (nontrivial = 0)")
+        idle = [name for name, t in (self.terms or {}).items() if not t.get("active")]
+        if idle:
+            reasons.append(f"term(s) active on no instance: {', '.join(idle)}")
+        crit = {k: float(v) for k, v in (self.criteria or {}).items()}
+        broken = [k for k, v in crit.items() if not v >= 0]  # NaN counts as broken
+        if broken:
+            reasons.append(f"criterion failed: {'; '.join(broken)}")
+            self.worst_margin = min(float(self.worst_margin), *(
+                -math.inf if math.isnan(crit[k]) else crit[k] for k in broken))
         if reasons:
             self.passed = False
         margin = float(self.worst_margin)
@@ -126,13 +154,16 @@ class CheckResult:
     @property
     def verdict(self) -> str:
         """``"pass"``, ``"fail"``, ``"diverged"`` (every run diverged: a failure) or
-        ``"finding"`` (the theorem's conditions do not apply).
+        ``"finding"`` (the theorem's conditions do not apply, or its statement fails at the
+        paper's own hyperparameters while every criterion of the check passed).
         """
         if self.diverged:
             return "diverged"
         if not self.applies:
             return "finding"
-        return "pass" if self.passed else "fail"
+        if not self.passed:
+            return "fail"
+        return "finding" if self.paper_finding else "pass"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON dictionary: numpy values become Python ones, non-finite floats strings."""

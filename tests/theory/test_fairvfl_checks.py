@@ -46,6 +46,10 @@ def test_lemma1_is_vacuous_at_paper_step_for_q4_and_q7():
     res = _result("fairvfl.lemma1_primal_progress")
     v = res.details["paper_eta_100"]
     assert v["vacuous_Q1"] is False and v["vacuous_Q4"] is True and v["vacuous_Q7"] is True
+    assert res.paper_setting is v and all(v[f"max lhs - rhs Q{q}"] <= 0 for q in (1, 4, 7))
+    # both multipliers take part in the primal steps (the groups swapped on every other
+    # instance), as the issue asks: lam2 > 0 on at least 1 % of the steps of some run
+    assert res.terms["primal step with lam2 > 0"]["active"] > 0
 
 
 def test_issue30_fields_nontrivial_and_exact_step():
@@ -61,7 +65,7 @@ def test_issue30_fields_nontrivial_and_exact_step():
     for name in ("fairvfl.lemma2_dual_progress", "fairvfl.lemma3_lyapunov"):
         assert _result(name).details["dual_step_max_relative_error"] <= 1e-13
     t2 = _result("fairvfl.theorem2_rate_gap_bounds")
-    assert t2.details["rounds_lam_positive"] >= 0.9 * t2.instances
-    assert t2.details["margins"]["dual_step_(9)"] >= 0
+    assert max(t2.details["rounds_lam2_positive"].values()) >= 0.9 * t2.details["T"] / 20
+    assert all(v >= 0 for k, v in t2.criteria.items() if k.startswith("hypothesis"))
     c = _result("fairvfl.assumption2_constants")
     assert c.details["package_max_relative_difference"] <= 1e-12

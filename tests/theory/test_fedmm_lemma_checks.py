@@ -13,17 +13,22 @@ import torch
 from repro.fedmm.instances import QuadOracle, gen_Q
 from repro.fedmm.local_gda import LocalGDA
 from theory import registry
+from theory.fedmm.common import build, exact_spec
 from theory.fedmm.lemma3_descent import descent_gaps, random_start
 from theory.fedmm.lemmas5_8 import lemma_sides
-from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
 from theory.fedmm.theorem1_tolerance_gda import ToleranceGDA
 from theory.fedmm.trajectory import constants, phi, record, table3
+
+
+def make_fedmm(inst, mu, mu2=None):
+    """The package's FedMM with the exact local solve written in theory/ (mu1, mu2)."""
+    return build(exact_spec(inst, mu=(mu, mu if mu2 is None else mu2)))
 
 
 @pytest.fixture(scope="module")
 def run():
     inst = gen_Q(3, N=3, d1=4, d2=3)
-    tr = record(make_fedmm(inst, 5.0, "exact"), inst.d1, 8)
+    tr = record(make_fedmm(inst, 5.0), inst.d1, 8)
     assert tr is not None
     return inst, tr
 
@@ -36,7 +41,7 @@ def _f(inst, w, p):
 
 def test_fedmm_record_matches_stepping_and_alg3_initialisation(run):
     inst, tr = run
-    alg = make_fedmm(inst, 5.0, "exact")
+    alg = make_fedmm(inst, 5.0)
     assert tr.rounds == 8 and tr.omega.shape == (9, 3, 4) and tr.psi.shape == (9, 3, 3)
     assert np.all(tr.omega[0] == 0) and np.all(tr.psi0[0] == 0)  # omega_i^0 = omega0^0
     for t in range(1, 9):
@@ -101,7 +106,7 @@ def test_fedmm_constants_are_attained_lipschitz_constants():
 def test_fedmm_lemma_sides_against_explicit_formulas(run):
     inst, tr = run
     c, q, n, mu = constants(inst), table3(inst, tr), 3, 5.0
-    s = lemma_sides(q, c, mu, n, 7.0)
+    s = lemma_sides(q, c, mu, mu, n, 7.0)
     pb, pt, e, wt, wb = (q[k] for k in ("psi_bar", "psi_tilde", "eps", "omega_tilde",
                                          "omega_bar"))
     B, k, L12, L22 = c["B"], c["kappa"], c["L12"], c["L22"]
@@ -118,13 +123,19 @@ def test_fedmm_lemma_sides_against_explicit_formulas(run):
         assert s[lem][0][t - 1] == pytest.approx(lhs, rel=1e-12)
         assert s[lem][1][t - 1] == pytest.approx(rhs, rel=1e-12)
         assert s[lem][0][t - 1] <= s[lem][1][t - 1]  # and it holds at t = 4
+    # distinct blocks: Lemmas 5-7 carry mu2 (psi), Lemma 8 mu1 (omega)
+    s2 = lemma_sides(q, c, 2.0, mu, n, 7.0)
+    for lem in ("lemma5", "lemma6", "lemma7"):
+        assert s2[lem][1][t - 1] == pytest.approx(s[lem][1][t - 1], rel=1e-12)
+    assert s2["lemma8"][1][t - 1] == pytest.approx(
+        6 * 49.0 / 4.0 * wt[4] + 6 * L12 ** 2 / 4.0 * (e[4] + e[3]), rel=1e-12)
 
 
 def test_fedmm_descent_gaps_against_explicit_sums():
     inst = gen_Q(0, N=2, d1=3, d2=2)
     c = constants(inst)
     mu = 4 * c["L_Phi"]
-    alg = make_fedmm(inst, mu, "exact")
+    alg = make_fedmm(inst, mu, 1.5 * mu)
     random_start(alg, inst, np.random.default_rng([0, 6]))
     tr = record(alg, 3, 7)
     g = descent_gaps(inst, tr, mu, c["L_Phi"], c["L12"])

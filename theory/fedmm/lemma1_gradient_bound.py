@@ -33,6 +33,12 @@ L12 = max_i (||B_i||_2 + gamma max_k |b_ik|) (sup of the cross Hessian, specs/fe
 NC), psi*(w) of (26) with the sin coupling, grad_w f_i and the per-client exact gradient; a
 separate test shows the package's ``NLInstance`` gives the same numbers.
 
+The blocks' penalties differ, (mu1, mu2) in {(1, 1.5), (5, 3.5), (50, 70)}: (c) carries mu1 and
+the centre (15) divides each block's dual by its own mu. The package's rounds are audited against
+the round written in :mod:`theory.fedmm.reference` (Newton's method on the instance's player
+gradient, written here). The paper's own mu = 1 (both blocks) is run apart: a violation of
+(c13)/(c16) there is a finding.
+
 Pass: (c13) and (c16) hold on every finite NL run (max(lhs - rhs) <= 1e-10), (a) is violated
 on at least one run (the statement as printed is false). Runs whose local solve does not
 converge (mu too small for the nonlinear local problem) are counted and excluded; every run
@@ -46,15 +52,24 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from repro.fedmm.blocks import Block
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.instances import NewtonLocalSolver, NLOracle, gen_NL
-from theory.fedmm.theorem1_remark_fixed_point import blocks_for
+from theory.evidence import Evidence, Term
+from theory.fedmm.common import PAPER_MU, block_vector, nl_reference
+from theory.fedmm.reference import audit, tolerance
 from theory.registry import register
 from theory.result import CheckResult
 
 TOL = 1e-10
 GAMMA = 0.5
 ETA3 = 1.0
+MUS = ((1.0, 1.5), (5.0, 3.5), (50.0, 70.0))
+TERMS = (
+    Term("the dual cancels the gradient (||g_i|| > L12 eps_i)", "||g_i|| - L12 eps_i", 0.0),
+    Term("mu1 (omega_i^t - omega0^{t-1}) in (c16)", "mu1 ||omega_i^t - omega0^{t-1}||", 1e-8),
+    Term("nonlinear coupling (gamma > 0)", "gamma max|b_i|", 0.0),
+)
 
 
 def l12(inst) -> float:
@@ -95,31 +110,41 @@ def dpsi_star(inst, w: np.ndarray) -> np.ndarray:
     return np.linalg.solve(q.C.mean(0), M)
 
 
-def centre(local: np.ndarray, duals: np.ndarray, mu: float, eta3: float = ETA3) -> np.ndarray:
-    """(15)-(16): theta0^{t+1} = mean_i (theta_i^{t+1} + (eta3 / mu) d_i^{t+1})."""
+def centre(local: np.ndarray, duals: np.ndarray, mu, eta3: float = ETA3) -> np.ndarray:
+    """(15)-(16): theta0^{t+1} = mean_i (theta_i^{t+1} + (eta3 / mu_b) d_i^{t+1}) (``mu`` the
+    per-coordinate penalties).
+    """
     return (local + (eta3 / mu) * duals).mean(0)
 
 
-def lemma1_gaps(inst, mu: float, rounds: int) -> dict | None:
+def lemma1_gaps(inst, mu_pair, rounds: int, ev: Evidence | None = None) -> dict | None:
     """Max over (t >= 1, i) of lhs - rhs for the readings; the nontrivial count and the
-    largest lhs / rhs; None if the run diverges or a local solve fails.
+    largest lhs / rhs; None if the run diverges or a local solve fails. The package's rounds
+    are audited into ``ev`` (first 3, every 10th).
     """
     d1 = inst.d1
+    mu1 = mu_pair[0]
+    mu_v = block_vector(inst, mu_pair)
     L12 = l12(inst)
-    alg = FedMM(NLOracle(inst), FedMMConfig(blocks_for(d1, inst.d2, mu), eta3=ETA3,
-                                            eta3_constant=True),
+    blocks = (Block("omega", d1, 0.05, mu_pair[0]), Block("psi", inst.d2, 0.05, mu_pair[1]))
+    alg = FedMM(NLOracle(inst), FedMMConfig(blocks, eta3=ETA3, eta3_constant=True),
                 init=torch.zeros(d1 + inst.d2, dtype=torch.float64),
                 local_solver=NewtonLocalSolver(inst))
+    ref = nl_reference(inst, mu_pair, ETA3)
+    key = "fedmm:FedMM/exact-newton/float64"
     gaps = {"a_literal_exact": -np.inf, "b_literal_surrogate": -np.inf,
             "c13_index_corrected_dual": -np.inf, "c16_index_corrected_centre": -np.inf}
     out = {"points": 0, "nontrivial": 0, "ratio": 0.0, "lhs": None, "rhs": None}
     prev_local = alg.state.local.numpy().copy()
     prev_duals = alg.state.duals.numpy().copy()
     prev0_ref = alg.state.theta0.numpy()[:d1].copy()  # theta0^0, handed in
-    for _ in range(rounds):
+    for r in range(rounds):
         prevlam = prev_duals[:, :d1]
         try:
-            alg.step()
+            if ev is not None and (r < 3 or r % 30 == 0):
+                audit(alg, ev, "Algorithm 3 round (11)-(16)", key, ref, tolerance(torch.float64))
+            else:
+                alg.step()
         except RuntimeError:  # Newton did not converge: the local problem is not monotone
             return None
         th = alg.state.local.numpy()
@@ -137,11 +162,16 @@ def lemma1_gaps(inst, mu: float, rounds: int) -> dict | None:
             exact = g_w + dpsi_star(inst, w).T @ grad_p(inst, i, w, ps)
             rhs = L12 * eps
             gaps["a_literal_exact"] = max(gaps["a_literal_exact"], np.linalg.norm(
-                exact + lam[i] + mu * (w - w0)) - rhs)
+                exact + lam[i] + mu1 * (w - w0)) - rhs)
             gaps["b_literal_surrogate"] = max(gaps["b_literal_surrogate"], np.linalg.norm(
-                g_w + lam[i] + mu * (w - w0)) - rhs)
+                g_w + lam[i] + mu1 * (w - w0)) - rhs)
             lhs13 = np.linalg.norm(g_w + lam[i])
-            lhs16 = np.linalg.norm(g_w + prevlam[i] + mu * (w - prev0_ref))
+            lhs16 = np.linalg.norm(g_w + prevlam[i] + mu1 * (w - prev0_ref))
+            if ev is not None and inst.gamma > 0:
+                ev.activity("the dual cancels the gradient (||g_i|| > L12 eps_i)",
+                            np.linalg.norm(g_w) - rhs)
+                ev.activity("mu1 (omega_i^t - omega0^{t-1}) in (c16)",
+                            mu1 * np.linalg.norm(w - prev0_ref))
             gaps["c13_index_corrected_dual"] = max(gaps["c13_index_corrected_dual"],
                                                    lhs13 - rhs)
             gaps["c16_index_corrected_centre"] = max(gaps["c16_index_corrected_centre"],
@@ -152,7 +182,7 @@ def lemma1_gaps(inst, mu: float, rounds: int) -> dict | None:
             if r > out["ratio"]:
                 out.update(ratio=float(r), lhs=float(max(lhs13, lhs16)), rhs=float(rhs))
         prev_local, prev_duals = th.copy(), duals.copy()
-        prev0_ref = centre(prev_local, prev_duals, mu)[:d1]
+        prev0_ref = centre(prev_local, prev_duals, mu_v)[:d1]
     return {**gaps, **out}
 @register("fedmm.lemma1_gradient_bound", seed_name="fedmm.t4_lemma1",
           paper="004 fedmm",
@@ -163,17 +193,24 @@ def check(seed: int, size: str) -> CheckResult:
     """Lemma 1 (22): literal (a), (b) as counterexamples; index-corrected (c13), (c16) hold."""
     small = size == "small"
     seeds = range(3) if small else range(20)
-    mus = (1.0, 5.0, 50.0)
+    mus = MUS
     rounds = 20 if small else 60
     N, d1, d2 = (2, 3, 2) if small else (4, 6, 4)
+    ev = Evidence(TERMS)
+    paper = {}
     worst = {"c13_index_corrected_dual": -np.inf, "c16_index_corrected_centre": -np.inf}
     viol_a, viol_b, n, n_nl, diverged, points, nontrivial = 0, 0, 0, 0, 0, 0, 0
     per, closest = {}, {}
     for s in seeds:
         for gamma in (0.0, GAMMA):
             inst = gen_NL(s, N=N, d1=d1, d2=d2, gamma=gamma)
+            if gamma > 0:
+                ev.activity("nonlinear coupling (gamma > 0)", gamma * np.abs(inst.b).max())
+                pg = lemma1_gaps(inst, (PAPER_MU, PAPER_MU), rounds)
+                paper[f"seed {s}"] = (None if pg is None else max(
+                    pg["c13_index_corrected_dual"], pg["c16_index_corrected_centre"]))
             for mu in mus:
-                g = lemma1_gaps(inst, mu, rounds)
+                g = lemma1_gaps(inst, mu, rounds, ev)
                 if g is None:
                     diverged += 1
                     continue
@@ -191,7 +228,17 @@ def check(seed: int, size: str) -> CheckResult:
                         closest = {"seed": s, "mu": mu, "lhs / rhs": g["ratio"],
                                    "lhs": g["lhs"], "rhs": g["rhs"]}
     margins = {k: TOL - v for k, v in worst.items()}
-    margin = min(margins.values())
+    ev.criterion("Lemma 1 (22) index-corrected (c13): through the dual step (13)",
+                 margins["c13_index_corrected_dual"] / TOL)
+    ev.criterion("Lemma 1 (22) index-corrected (c16): through the centre (15)-(16)",
+                 margins["c16_index_corrected_centre"] / TOL)
+    ev.criterion("Lemma 1 as printed (a) is violated (counterexample found)",
+                 1.0 if viol_a > 0 else -1.0)
+    margin = ev.worst()
+    bad = {k: v for k, v in paper.items() if v is not None and v > TOL}
+    paper_finding = (("at the paper's mu = 1 (both blocks) the index-corrected Lemma 1 fails: "
+                      + ", ".join(f"{k}: lhs - rhs {v:.3g}" for k, v in bad.items()))
+                     if bad else None)
     return CheckResult(
         name="fedmm.lemma1_gradient_bound", claim="Lemma 1, index-corrected surrogate version",
         paper="004 fedmm", equation="Lemma 1 (22), proof (52)-(53); (13), (15)-(16)",
@@ -204,6 +251,9 @@ def check(seed: int, size: str) -> CheckResult:
         looseness=(1 / closest["lhs / rhs"]) if closest.get("lhs / rhs") else None,
         closest=closest, nontrivial=(nontrivial / points) if points else None,
         diverged=bool(n == 0 and diverged > 0),
+        paper_setting={"mu1 = mu2": PAPER_MU, **{f"{k} max lhs - rhs": v
+                                                 for k, v in paper.items()}},
+        paper_finding=paper_finding, **ev.fields(),
         details={"tolerance": TOL, "margins": margins, "violations_literal_exact": viol_a,
                  "violations_literal_surrogate": viol_b, "runs": n, "nonlinear_runs": n_nl,
                  "diverged_or_unsolved": diverged, "nonlinear_points": points,

@@ -14,19 +14,19 @@ T, off by one); both conventions are checked:
 * aligned: increments over t = 0, ..., T-1 and eps_t over t = 1, ..., T (what a telescoping sum
   from omega0^0 to omega0^T gives).
 
-FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I),
-psi0^0 ~ 3 N(0, I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0,
-lambda^0 = beta^0 = 0), mu1 = mu2 in {L_Phi, 4 L_Phi, 10 L_Phi} (L_Phi of specs/fedmm.md §9.1, also
-in the constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
+FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I), psi0^0 ~ 3 N(0,
+I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0, lambda^0 = beta^0 = 0),
+mu1 in {L_Phi, 4 L_Phi, 10 L_Phi}, mu2 = 1.5 mu1 (L_Phi of specs/fedmm.md §9.1, also in the
+constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
 every finite run (diverging runs are counted and excluded; all runs diverging is the verdict
-``diverged``). The tightest aligned slack of this grid is kept in the details. Reported: the same
-with the constant max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs L_g, cf.
-T4/T5), and (24).
+``diverged``). The tightest aligned slack of this grid is kept in the details. Reported: the
+same with the constant max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs
+L_g, cf. T4/T5), and (24).
 
 Where the lemma bites (issue #30). On the grid above the right-hand side is >= 0 at every
 (run, T) point (the eps-term from the random psi0^0 dominates): the inequality guarantees no
 decrease and holds for any iterates. The check therefore adds runs where it bites: start
-psi0^0 = psi*(omega0^0) (eps_0 = 0), mu1 = mu2 in {4, 10, 30, 100} L_Phi (large mu: the
+psi0^0 = psi*(omega0^0) (eps_0 = 0), mu1 in {4, 10, 30, 100} L_Phi (mu2 = 1.5 mu1) (large mu: the
 -c1 increments term, c1 ~ mu/2, outweighs the eps-term, c3 ~ 3 L12^2/L_Phi). There (131)
 telescoped from omega0^0 is violated at T = 1 on some runs (reported as the counterexample):
 its proof rests on Props 3/4 ((40), (45)), false at t = 0 since lambda^0 = beta^0 = 0
@@ -37,7 +37,11 @@ share of all asserted points with rhs < 0 (literal) is ``nontrivial`` (the check
 ``looseness`` = actual decrease / guaranteed decrease at the tightest bite point.
 
 Every constant (c1, c3, L_Phi, L12), psi* and Phi is computed here (theory/fedmm/trajectory.py)
-from the paper's formulas; the iterates are the package's FedMM-exact (Algorithm 3).
+from the paper's formulas; the iterates are the package's FedMM-exact (Algorithm 3) with the
+exact local solve written here, audited round by round (first 3, every 20th) against the round
+of :mod:`theory.fedmm.reference`. The psi block's penalty is mu2 = 1.5 mu1 (distinct blocks);
+(131)'s constants carry mu1. The paper's own mu = 1 (both blocks) is run apart on the spec grid's
+instances: a violation there is a finding.
 """
 
 from __future__ import annotations
@@ -46,13 +50,42 @@ import numpy as np
 import torch
 
 from repro.fedmm.instances import gen_Q
-from theory.fedmm.theorem1_remark_fixed_point import make_fedmm
+from theory.evidence import Evidence, Term
+from theory.fedmm.common import PAPER_MU, build, exact_spec, path_key, reference
+from theory.fedmm.reference import audit, tolerance
 from theory.fedmm.trajectory import Trajectory, constants, phi, psi_star, record
 from theory.registry import register
 from theory.result import CheckResult
 
 TOL = 1e-9
 MU_FACTORS = (1.0, 4.0, 10.0)
+MU2_RATIO = 1.5
+TERMS = (
+    Term("-c1/N sum ||omega_i^{t+1} - omega_i^t||^2 (local increments)",
+         "c1/N times the summed local increments at T", 1e-10),
+    Term("-mu1/4 sum ||omega0^{t+1} - omega0^t||^2", "mu1/4 times the summed increments at T",
+         1e-10),
+    Term("c3/N sum eps (distance to psi*)", "c3/N times the summed eps at T", 1e-10),
+    Term("rhs < 0 (the lemma guarantees a decrease)", "-rhs at T (literal)", 0.0),
+)
+
+
+def fedmm_run(inst, mu1: float, rng_start, ev: Evidence | None, T: int, psi_at_star=False,
+              mu2: float | None = None):
+    """The package's FedMM-exact from a random start (:func:`random_start`), ``T`` rounds,
+    audited into ``ev``; the trajectory (None when it diverges).
+    """
+    spec = exact_spec(inst, mu=(mu1, MU2_RATIO * mu1 if mu2 is None else mu2))
+    alg = build(spec)
+    random_start(alg, inst, rng_start, psi_at_star=psi_at_star)
+    ref, key = reference(spec), path_key(spec)
+
+    def step(r):
+        if ev is not None and (r < 3 or r % 20 == 0):
+            audit(alg, ev, "Algorithm 3 round (11)-(16)", key, ref, tolerance(spec.dtype))
+        else:
+            alg.step()
+    return record(alg, inst.d1, T, step)
 
 
 def descent_gaps(inst, tr, mu: float, L_phi: float, L12: float) -> dict[str, np.ndarray]:
@@ -106,7 +139,7 @@ def _from(tr: Trajectory, t0: int) -> Trajectory:
     return Trajectory(tr.omega[t0:], tr.psi[t0:], tr.omega0[t0:], tr.psi0[t0:])
 
 
-def _bite_runs(seeds, dims, T):
+def _bite_runs(seeds, dims, T, ev):
     """Bite runs (psi0^0 = psi*(omega0^0), large mu): per run the max gaps of both
     conventions from omega0^{BITE_T0} (asserted) and from omega0^0 (reported), the number of
     points with rhs < 0 and the tightest ratio lhs / rhs there; ``None`` for a diverged run.
@@ -119,9 +152,7 @@ def _bite_runs(seeds, dims, T):
             rng = np.random.default_rng([s, 6, 1])
             for f in BITE_MU:
                 mu = f * c["L_Phi"]
-                alg = make_fedmm(inst, mu, "exact")
-                random_start(alg, inst, rng, psi_at_star=True)
-                tr = record(alg, d1, T + BITE_T0 + 1)
+                tr = fedmm_run(inst, mu, rng, ev, T + BITE_T0 + 1, psi_at_star=True)
                 key = f"N={N} seed {s} mu={f}L_Phi"
                 if tr is None:
                     rows[key] = None
@@ -129,6 +160,8 @@ def _bite_runs(seeds, dims, T):
                 g0 = descent_gaps(inst, tr, mu, c["L_Phi"], c["L12"])
                 g = descent_gaps(inst, _from(tr, BITE_T0), mu, c["L_Phi"], c["L12"])
                 rhs = {"literal": g["lhs"] - g["literal"], "aligned": g["rhs_aligned"]}
+                _term_activity(ev, inst, _from(tr, BITE_T0), mu, c)
+                ev.activity("rhs < 0 (the lemma guarantees a decrease)", -rhs["literal"])
                 row = {"max_gap_literal": float(g["literal"].max()),
                        "max_gap_aligned": float(g["aligned"].max()),
                        "from_t0_max_gap_literal": float(g0["literal"].max()),
@@ -147,6 +180,20 @@ def _bite_runs(seeds, dims, T):
                                        lhs=float(g["lhs"][bite][k]), rhs=float(r[bite][k]))
                 rows[key] = row
     return rows
+
+
+def _term_activity(ev, inst, tr, mu, c) -> None:
+    """The three terms of (131)'s right-hand side at T (cumulative), from the trajectory."""
+    n, Lp, L12 = inst.n, c["L_Phi"], c["L12"]
+    c1 = (mu ** 2 - 2 * Lp * mu - 4 * Lp ** 2) / (2 * mu)
+    c3 = (3 * mu + 16 * Lp) * L12 ** 2 / (mu * Lp)
+    w_inc = ((tr.omega[1:] - tr.omega[:-1]) ** 2).sum()
+    w0_inc = ((tr.omega0[1:] - tr.omega0[:-1]) ** 2).sum()
+    eps = ((tr.psi[1:] - psi_star(inst, tr.omega[1:])) ** 2).sum()
+    ev.activity("-c1/N sum ||omega_i^{t+1} - omega_i^t||^2 (local increments)",
+                abs(c1) / n * w_inc)
+    ev.activity("-mu1/4 sum ||omega0^{t+1} - omega0^t||^2", mu / 4 * w0_inc)
+    ev.activity("c3/N sum eps (distance to psi*)", c3 / n * eps)
 
 
 @register("fedmm.lemma3_descent", seed_name="fedmm.t6_descent",
@@ -168,21 +215,29 @@ def check(seed: int, size: str) -> CheckResult:
     per, runs, diverged = {}, 0, 0
     tight = {"slack": np.inf}  # the (run, T) where the aligned bound is closest to the lhs
     vacuous, points = 0, 0
+    ev = Evidence(TERMS)
+    paper = {}
     for s in seeds:
         inst = gen_Q(s, N=N, d1=d1, d2=d2)
         c = constants(inst)
         rng = np.random.default_rng([s, 6])
+        ptr = fedmm_run(inst, PAPER_MU, np.random.default_rng([s, 6, 2]), None, T + 1,
+                        mu2=PAPER_MU)
+        if ptr is not None:
+            pg = descent_gaps(inst, ptr, PAPER_MU, c["L_Phi"], c["L12"])
+            paper[f"seed {s}"] = {k: float(pg[k].max()) for k in ("literal", "aligned")}
+        else:
+            paper[f"seed {s}"] = {"diverged": True}
         for f in MU_FACTORS:
             mu = f * c["L_Phi"]
-            alg = make_fedmm(inst, mu, "exact")
-            random_start(alg, inst, rng)
-            tr = record(alg, d1, T + 1)
+            tr = fedmm_run(inst, mu, rng, ev, T + 1)
             if tr is None:
                 diverged += 1
                 per[f"seed {s} mu={f}L_Phi"] = {"diverged": True}
                 continue
             runs += 1
             g = descent_gaps(inst, tr, mu, c["L_Phi"], c["L12"])
+            _term_activity(ev, inst, tr, mu, c)
             gm = descent_gaps(inst, tr, mu, max(c["L_Phi"], c["L_g"]), c["L12"])
             row = {"mu": mu}
             for k in worst:
@@ -202,7 +257,7 @@ def check(seed: int, size: str) -> CheckResult:
                 tight = {"slack": float(slack[k]), "T": k + 1, "seed": s, "mu / L_Phi": f,
                          "lhs": float(g["lhs"][k]), "rhs": float(g["rhs_aligned"][k])}
             per[f"seed {s} mu={f}L_Phi"] = row
-    bite = _bite_runs(bite_seeds, bite_dims, bite_T)
+    bite = _bite_runs(bite_seeds, bite_dims, bite_T, ev)
     ok = {k: r for k, r in bite.items() if r is not None}
     bite_diverged = len(bite) - len(ok)
     worst_bite = {conv: max((r[f"max_gap_{conv}"] for r in ok.values()), default=-np.inf)
@@ -212,7 +267,13 @@ def check(seed: int, size: str) -> CheckResult:
                     if r["tightest_ratio"] is not None), default=(None, None))
     margins = {f"spec_grid_{k}": TOL - v for k, v in worst.items()}
     margins.update({f"bite_{k}": TOL - v for k, v in worst_bite.items()})
-    margin = min(margins.values())
+    for k, v in margins.items():
+        ev.criterion(f"Lemma 16 (131), {k.replace('_', ' ')}", v / TOL)
+    margin = ev.worst()
+    bad = {k: v for k, v in paper.items() if not v.get("diverged")
+           and max(v.values()) > TOL}
+    paper_finding = (("at the paper's mu = 1 (both blocks) (131) fails: " + "; ".join(
+        f"{k}: max lhs - rhs {max(v.values()):.3g}" for k, v in bad.items())) if bad else None)
     closest = {"run": tightest[1], **(ok[tightest[1]] if tightest[1] else {})}
     from_zero = {k: max(r["from_t0_max_gap_literal"], r["from_t0_max_gap_aligned"])
                  for k, r in ok.items()
@@ -231,6 +292,8 @@ def check(seed: int, size: str) -> CheckResult:
         ground_truth={"solver": "closed form", "phi": "(27) with psi* of (26)",
                       "constants": "specs/fedmm.md §9.1 L_Phi (Hessian of Phi_i), L12"},
         passed=bool(margin >= 0 and runs > 0 and ok),
+        paper_setting={"mu1 = mu2": PAPER_MU, **{k: v for k, v in paper.items()}},
+        paper_finding=paper_finding, **ev.fields(),
         measured=closest.get("lhs"), bound=closest.get("rhs"), looseness=tightest[0],
         closest=closest, finding=finding,
         nontrivial=(n_bite / all_points) if all_points else None,
@@ -243,11 +306,11 @@ def check(seed: int, size: str) -> CheckResult:
                  "bite_runs_violated_from_round_0": from_zero,
                  "reported_max_gap_over_T": reported, "per_run": per, "runs": runs,
                  "diverged": diverged,
-                 "grid": {"seeds": list(seeds), "mu1 = mu2 (x L_Phi)": list(MU_FACTORS),
+                 "grid": {"seeds": list(seeds), "mu1 (x L_Phi), mu2 = 1.5 mu1": list(MU_FACTORS),
                           "T": f"1..{T}", "N": N, "d1": d1, "d2": d2,
                           "init": "omega0^0, psi0^0 ~ 3 N(0, I), default_rng([seed, 6])"},
                  "bite_grid": {"seeds": list(bite_seeds), "(N, d1, d2)": list(bite_dims),
-                               "mu1 = mu2 (x L_Phi)": list(BITE_MU),
+                               "mu1 (x L_Phi), mu2 = 1.5 mu1": list(BITE_MU),
                                "T": f"1..{bite_T} from round {BITE_T0}",
                                "init": "omega0^0 ~ 3 N(0, I) (default_rng([seed, 6, 1])), "
                                        "psi0^0 = psi*(omega0^0)"}})

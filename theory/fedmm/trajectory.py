@@ -43,12 +43,18 @@ class Trajectory:
         return self.omega.shape[0] - 1
 
 
-def record(alg: FedMM, d1: int, rounds: int) -> Trajectory | None:
-    """Run ``rounds`` rounds of ``alg`` from its current state; ``None`` if it diverges."""
+def record(alg: FedMM, d1: int, rounds: int, step=None) -> Trajectory | None:
+    """Run ``rounds`` rounds of ``alg`` from its current state; ``None`` if it diverges.
+    ``step(r)`` takes round r (an audited step, :func:`theory.fedmm.reference.audit`); default
+    ``alg.step()``.
+    """
     local = [alg.state.local.numpy().copy()]
     glob = [alg.state.theta0.numpy().copy()]
-    for _ in range(rounds):
-        alg.step()
+    for r in range(rounds):
+        if step is None:
+            alg.step()
+        else:
+            step(r)
         th = alg.state.local.numpy()
         if not np.all(np.isfinite(th)) or np.abs(th).max() > DIVERGED:
             return None

@@ -1,15 +1,20 @@
-"""A client engine whose clients hold strongly convex quadratics (``repro.relfair.instances.
-Quadratics``), so that the package's own Scaff-PD-IA (``repro.relfair.scaff_pd_ia.ScaffPDIA``,
-its dual step, control variates, local steps of ``ClientEngine.local_sgd`` and aggregation)
-runs on an instance with a known saddle point.
+"""A client engine whose clients hold strongly convex quadratics, so that the package's own
+Scaff-PD-IA (``repro.relfair.scaff_pd_ia.ScaffPDIA``: its dual step, control variates, the
+local steps of ``ClientEngine`` on either backend, the per-client epoch schedule, and the
+aggregation) runs on an instance with a known saddle point.
 
-Only the per-client oracle is replaced: ``gradients`` (exact gradients, the minibatch indices
-and masks are ignored: delta_g = 0, Theorem 3's deterministic case) and ``evaluate`` (the
-losses). The model is the package's MLP parameter tuple with d_in = 2, one hidden unit and one
-class, ``(W1 (2, 1), b1 (1,), W2 (1, 1), b2 (1,))``, read as one vector of R^5 (the MLP is
-never evaluated). The engine also records the largest norm of any point it was asked about
-(local iterates included), for Assumption 6's ball. :class:`QuadraticProblem` is the
-``ClientProblem`` the algorithm is built on: its ``engine()`` is this engine.
+Only the per-client oracle is replaced, on both backends: ``gradients`` (the loop backend's
+per-client gradients), ``_stacked_gradients`` (the vectorized backend's, which the per-step and
+the scheduled per-epoch local steps call on prefixes of the clients in their own order) and
+``evaluate``. The client of a minibatch row is read from the row index (the data's offsets), so
+the scheduled path's reordered prefixes get their own client's quadratic. Gradients are exact
+(the minibatch only names the client: delta_g = 0, Theorem 3's deterministic case).
+
+The model is the package's MLP parameter tuple with d_in = 2, one hidden unit and one class,
+``(W1 (2, 1), b1 (1,), W2 (1, 1), b2 (1,))``, read as one vector of R^5 (the MLP is never
+evaluated). Clients own ``sizes[i]`` training rows each, so the ``epochs`` reading gives them
+different local step counts ``J ceil(N_i / B)``. The engine records the largest norm of any
+point it was asked about (local iterates included), for Assumption 6's ball.
 """
 
 from __future__ import annotations
@@ -20,13 +25,10 @@ import torch
 from repro.relfair.client_batch import ClientEngine
 from repro.relfair.clients import ClientData
 from repro.relfair.federated import ClientProblem, TrainSetup
-from repro.relfair.instances import Quadratics
 
 D_IN, HIDDEN, CLASSES = 2, 1, 1
 DIM = D_IN * HIDDEN + HIDDEN + HIDDEN * CLASSES + CLASSES  # 5
-SETUP = TrainSetup(batch=1, hidden=HIDDEN, dropout=0.0)
 SHAPES = ((D_IN, HIDDEN), (HIDDEN,), (HIDDEN, CLASSES), (CLASSES,))
-
 
 _SLICES = []
 _i = 0
@@ -40,7 +42,7 @@ def to_params(x: np.ndarray) -> tuple[torch.Tensor, ...]:
     """R^5 (or (n, 5)) -> the parameter tuple (stacked when 2-D), float32."""
     t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
     lead = t.shape[:-1]
-    return tuple(t[..., sl].reshape(*lead, *shape) for sl, shape in _SLICES)
+    return tuple(t[..., sl].reshape(*lead, *shape).clone() for sl, shape in _SLICES)
 
 
 def to_vector(params) -> np.ndarray:
@@ -50,51 +52,68 @@ def to_vector(params) -> np.ndarray:
                      dim=-1).numpy().astype(np.float64)
 
 
-def dummy_data(n: int) -> ClientData:
-    """N clients of two rows each (the rows are never read: the quadratics are the losses)."""
-    offs = np.arange(0, 2 * n + 1, 2)
-    return ClientData(X_train=torch.zeros(2 * n, D_IN), y_train=torch.zeros(2 * n,
-                                                                            dtype=torch.int64),
-                      train_offsets=offs, X_val=torch.zeros(2 * n, D_IN),
-                      y_val=torch.zeros(2 * n, dtype=torch.int64), val_offsets=offs,
+def dummy_data(sizes) -> ClientData:
+    """Clients of ``sizes[i]`` training rows each (never read: the quadratics are the losses)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    rows = int(offs[-1])
+    return ClientData(X_train=torch.zeros(rows, D_IN), y_train=torch.zeros(rows, dtype=torch.int64),
+                      train_offsets=offs, X_val=torch.zeros(rows, D_IN),
+                      y_val=torch.zeros(rows, dtype=torch.int64), val_offsets=offs,
                       classes=CLASSES)
 
 
 class QuadraticEngine(ClientEngine):
-    """``ClientEngine`` (loop backend: its own local-SGD loop) with quadratic clients."""
+    """``ClientEngine`` on ``backend`` with quadratic clients ``(Q, c, e)``."""
 
-    def __init__(self, prob: Quadratics) -> None:
-        n, d = prob.c.shape
+    def __init__(self, Q: np.ndarray, c: np.ndarray, e: np.ndarray, sizes, backend: str) -> None:
+        n, d = c.shape
         if d != DIM:
             raise ValueError(f"QuadraticEngine needs d = {DIM}, got {d}")
-        super().__init__(dummy_data(n), backend="loop")
-        self.prob = prob
+        super().__init__(dummy_data(sizes), backend=backend)
+        self.Q, self.c, self.e = Q, c, e
         self.max_norm = 0.0
 
-    def gradients(self, params, idx, mask):
-        U = to_vector(params)                                        # (n, 5)
+    def _client(self, idx: torch.Tensor) -> np.ndarray:
+        rows = idx.reshape(idx.shape[0], -1)[:, 0].numpy()
+        return np.searchsorted(self.data.train_offsets, rows, side="right") - 1
+
+    def _oracle(self, params, idx) -> tuple[torch.Tensor, tuple]:
+        U = to_vector(params)                                          # (k, 5)
         self.max_norm = max(self.max_norm, float(np.linalg.norm(U, axis=1).max()))
-        diff = U - self.prob.c
-        g = np.einsum("nij,nj->ni", self.prob.Q, diff)
-        losses = 0.5 * np.einsum("ni,ni->n", diff, g) + self.prob.e
+        who = self._client(idx)
+        diff = U - self.c[who]
+        g = np.einsum("nij,nj->ni", self.Q[who], diff)
+        losses = 0.5 * np.einsum("ni,ni->n", diff, g) + self.e[who]
         return torch.as_tensor(losses, dtype=torch.float32), to_params(g)
+
+    def gradients(self, params, idx, mask):
+        return self._oracle(params, idx)
+
+    def _stacked_gradients(self, params, idx, mask, buffers, losses: bool = True):
+        out_losses, grads = self._oracle(params, idx)
+        return (out_losses if losses else None), grads
 
     def evaluate(self, theta, split: str = "val"):
         x = to_vector(theta)
         self.max_norm = max(self.max_norm, float(np.linalg.norm(x)))
-        return self.prob.losses(x), np.zeros(self.prob.c.shape[0])
+        diff = x[None, :] - self.c
+        losses = 0.5 * np.einsum("ni,nij,nj->n", diff, self.Q, diff) + self.e
+        return losses, np.zeros(self.c.shape[0])
 
 
 class QuadraticProblem(ClientProblem):
     """The ``ClientProblem`` of the quadratic clients: ``engine(backend)`` is one
-    :class:`QuadraticEngine` (the loop backend whatever is asked: the quadratics replace the
-    per-client oracle), kept as ``quadratic_engine`` so the check reads its ``max_norm``.
+    :class:`QuadraticEngine` on the backend the algorithm asks for, kept as
+    ``quadratic_engine`` so the check reads its ``max_norm``.
     """
 
-    def __init__(self, prob: Quadratics) -> None:
-        engine = QuadraticEngine(prob)
-        super().__init__(engine.data, SETUP)
-        object.__setattr__(self, "quadratic_engine", engine)
+    def __init__(self, Q, c, e, sizes, batch: int) -> None:
+        super().__init__(dummy_data(sizes), TrainSetup(batch=batch, hidden=HIDDEN, dropout=0.0))
+        object.__setattr__(self, "_quad", (Q, c, e, np.asarray(sizes)))
+        object.__setattr__(self, "quadratic_engine", None)
 
     def engine(self, backend: str) -> QuadraticEngine:
-        return self.quadratic_engine
+        eng = QuadraticEngine(*self._quad, backend=backend)
+        object.__setattr__(self, "quadratic_engine", eng)
+        return eng

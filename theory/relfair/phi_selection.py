@@ -13,8 +13,15 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from theory.evidence import Evidence, Term
 from theory.registry import register
 from theory.result import CheckResult
+
+TERMS = (
+    Term("phi* > 0: u decreases at 0 (-u'(0))", "-u'(0) = p c u(0)/b", 0.0),
+    Term("curvature at phi* (u''(phi*))", "u''(phi*)", 0.0),
+    Term("a-term of (12) (a p weight in phi*)", "phi*(a) - phi*(a/2)", 1e-9),
+)
 
 
 def printed_13(a, b, c):
@@ -50,13 +57,22 @@ def check(seed: int, size: str) -> CheckResult:
     d2u = sp.lambdify((a, b, c, phi), sp.diff(u.subs(p, sp.Rational(1, 2)), phi, 2))
     uf = sp.lambdify((a, b, c, phi), u.subs(p, sp.Rational(1, 2)))
     count = 50 if size == "small" else 500
+    ev = Evidence(TERMS)
     margins = []
     for _ in range(count):
         av, bv, cv = np.exp(rng.normal(size=3))
         ps = printed_13(av, bv, cv)
         margins += [-du(av, bv, cv, 0.0), d2u(av, bv, cv, ps), 1e-9 - abs(du(av, bv, cv, ps))]
+        ev.activity("phi* > 0: u decreases at 0 (-u'(0))", -du(av, bv, cv, 0.0))
+        ev.activity("curvature at phi* (u''(phi*))", d2u(av, bv, cv, ps))
+        ev.activity("a-term of (12) (a p weight in phi*)", ps - printed_13(av / 2, bv, cv))
+        ev.criterion("u'(0) < 0", -du(av, bv, cv, 0.0))
+        ev.criterion("u''(phi*) > 0", d2u(av, bv, cv, ps))
+        ev.criterion("u'(phi*) = 0 at (13)", 1e-9 - abs(du(av, bv, cv, ps)))
         grid = np.linspace(0, 10 * ps + 1, 20001)
         margins.append((grid[1] - grid[0]) - abs(grid[np.argmin(uf(av, bv, cv, grid))] - ps))
+        ev.criterion("(13) = grid argmin of u", margins[-1])
+    ev.criterion("symbolic: (13) is the positive root at p = 1/2", 1.0 if symbolic_ok else -1.0)
     worst = float(min(margins)) if symbolic_ok else -1.0
     return CheckResult(
         name="relfair.equation13_phi_selection",
@@ -65,5 +81,7 @@ def check(seed: int, size: str) -> CheckResult:
         paper="002 relfair", equation="(11)-(13), App. C (17)-(19)", instances=count,
         worst_margin=worst, ground_truth={"solver": f"sympy {sp.__version__} (symbolic)"},
         passed=bool(symbolic_ok and worst >= 0),
+        paper_setting={"p": 0.5, "formula": "(13) as printed"},
+        **ev.fields(),
         details={"general root": str(general), "roots": [str(r) for r in roots],
                  "symbolic_ok": symbolic_ok})

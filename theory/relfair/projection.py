@@ -3,7 +3,8 @@
 
 For A = Delta_alpha, B = Delta_beta the dual step of Alg. 1 (line 9) is
 ``argmin_{(a,b) in A x B} ||(a - phi b)/(1 - phi) - z||^2`` in lambda = (a - phi b)/(1 - phi);
-``repro.core.projections.permutohedron_projection(z, w)`` returns it in O(n log n). Criteria:
+``repro.core.projections.permutohedron_projection(z, w)`` returns it in O(n log n) (the code under
+test; ``w``, the QP over ``(a, b)`` and the certificate are written here). Criteria:
 
 1. objective ``0.5 ||x - z||^2`` within ``1e-7 (1 + f_cvx)`` of Clarabel's (tolerances 1e-10);
 2. ``||x - x_cvx||_inf <= 1e-4 (1 + ||z||_inf)``: lambda is unique (specs/relfair.md §2.3), but
@@ -23,14 +24,20 @@ import cvxpy as cp
 import numpy as np
 
 from repro.core import projections
-from repro.relfair.instances import CLARABEL, cvxpy_dual_step
-from repro.relfair.problem import RelativeAmbiguitySet
+from theory.evidence import Evidence, Term
 from theory.registry import register
+from theory.relfair.sets import CLARABEL, dual_step_qp, random_points, w_vector
 from theory.result import CheckResult
 
 __all__ = ["permutohedron_certificate"]
 
 TOL_CERT, TOL_OBJ, TOL_ARGMIN = 1e-10, 1e-7, 1e-4
+TERMS = (
+    Term("z outside Lambda (projection moves it)", "||x - z||_inf", 1e-8),
+    Term("phi-part: negative entries of w", "-min_i w_i", 1e-12),
+    Term("ties in z", "number of repeated values of z", 0.5),
+    Term("fractional vertex entry (non-integer alpha n)", "|alpha n - round(alpha n)|", 1e-9),
+)
 
 
 def permutohedron_certificate(x, z, w) -> dict[str, float]:
@@ -52,12 +59,13 @@ def _instances(rng: np.random.Generator, count: int) -> list[tuple]:
                (20, 0.1, 0.4, 0.5), (13, 0.25, 0.25, 0.9), (50, 1.0, 1.0, 0.0)]
     for k in range(count):
         n, al, be, phi = configs[k % len(configs)]
-        amb = RelativeAmbiguitySet(n, al, be, phi)
-        lam0 = amb.project(rng.normal(size=n) / n + 1.0 / n)
-        z = lam0 + 10.0 ** rng.uniform(-3, 1) * rng.gamma(2.0, 1.0, n)  # lambda + sigma s
+        lam0 = random_points(rng, w_vector(n, al, be, phi), 1)[0]
+        # lambda + sigma s; sigma = 1e-3 (the paper's, App. J.2) on every sixth instance
+        sigma = 1e-3 if k % 6 == 5 else 10.0 ** rng.uniform(-3, 1)
+        z = lam0 + sigma * rng.gamma(2.0, 1.0, n)
         if k % 4 == 3:
             z = np.round(z * n) / n  # ties
-        out.append((amb, z))
+        out.append(((n, al, be, phi), z))
     return out
 
 
@@ -71,23 +79,32 @@ def check(seed: int, size: str) -> CheckResult:
     worst_inst = None
     errs = {"objective": 0.0, "argmin": 0.0, "certificate": 0.0}
     insts = _instances(rng, 12 if size == "small" else 60)
+    ev = Evidence(TERMS)
     live = 0
-    for amb, z in insts:
-        x = projections.permutohedron_projection(z, amb.w)
+    for (n, al, be, phi), z in insts:
+        w = w_vector(n, al, be, phi)
+        x = projections.permutohedron_projection(z, w)
         live += int(np.max(np.abs(x - z)) > 1e-8)   # z outside Lambda: a real projection
-        cert = max(permutohedron_certificate(x, z, amb.w).values())
-        ref, status, val = cvxpy_dual_step(z, amb)
+        ev.activity("z outside Lambda (projection moves it)", np.max(np.abs(x - z)))
+        ev.activity("phi-part: negative entries of w", -w.min())
+        ev.activity("ties in z", z.size - np.unique(z).size)
+        ev.activity("fractional vertex entry (non-integer alpha n)",
+                    max(abs(al * n - round(al * n)), abs(be * n - round(be * n))))
+        cert = max(permutohedron_certificate(x, z, w).values())
+        ref, status, val = dual_step_qp(z, n, al, be, phi)
         statuses[status] += 1
         f = 0.5 * float(np.sum((x - z) ** 2))
         e_obj = abs(f - val) / (1.0 + abs(val)) if ref is not None else np.inf
         e_arg = (float(np.abs(x - ref).max()) / (1.0 + float(np.abs(z).max()))
                  if ref is not None else np.inf)
         margin = min(TOL_CERT - cert, TOL_OBJ - e_obj, TOL_ARGMIN - e_arg)
+        ev.criterion("optimality certificate (support function)", 1 - cert / TOL_CERT)
+        ev.criterion("objective = QP over A x B", 1 - e_obj / TOL_OBJ)
+        ev.criterion("argmin = QP over A x B", 1 - e_arg / TOL_ARGMIN)
         errs = {"objective": max(errs["objective"], e_obj), "argmin": max(errs["argmin"], e_arg),
                 "certificate": max(errs["certificate"], cert)}
         if margin < worst:
-            worst, worst_inst = margin, {"n": amb.n, "alpha": amb.alpha, "beta": amb.beta,
-                                         "phi": amb.phi}
+            worst, worst_inst = margin, {"n": n, "alpha": al, "beta": be, "phi": phi}
     share = live / len(insts)
     worst = min(worst, np.inf if share > 0 else -1.0)
     return CheckResult(
@@ -100,6 +117,8 @@ def check(seed: int, size: str) -> CheckResult:
         ground_truth={"solver": "CLARABEL", "cvxpy_version": cp.__version__,
                       "settings": CLARABEL, "statuses": dict(statuses)},
         passed=bool(worst >= 0 and set(statuses) == {"optimal"}),
+        paper_setting={"n": 100, "alpha = beta": 0.2, "phi": 0.2, "sigma": 1e-3},
+        **ev.fields(),
         details={"max_errors": errs, "tolerances": {"certificate": TOL_CERT,
                                                     "objective": TOL_OBJ, "argmin": TOL_ARGMIN},
                  "worst_instance": worst_inst, "nontrivial_share": share})

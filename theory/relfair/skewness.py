@@ -8,6 +8,10 @@ Prop. 5, ``alpha[(1/((1-phi)alpha) - 1)^2 + (phi/((1-phi)alpha) + 1)^2] + 1 + O(
 plus ``2 alpha - 1``: wrong by the constant ``1 - 2 alpha`` (not O(1/n)) except at alpha = 1/2.
 (Its proof drops the n - 2 alpha n zero coordinates, each contributing 1/n.)
 
+The quantity under test is the package's ``RelativeAmbiguitySet.skewness`` (what Thm 4's bound
+and the experiments' reports use); every reference value is computed here (vertices and ``w``
+from (2) and (7), :mod:`theory.relfair.sets`).
+
 Checks: (1) identity s(lambda) = n ||lambda||^2 on random points of Lambda; (2) n||w||^2 equals
 the brute-force max over all vertex pairs (a, b) of Delta_alpha x Delta_beta for n <= 8
 (specs/relfair.md §8b values 6.755858, 2.928571, 20.0, 1.539966); (3) the closed form for
@@ -22,12 +26,22 @@ import itertools
 
 import numpy as np
 
-from repro.core.metrics import capped_simplex_vertex
 from repro.relfair.problem import RelativeAmbiguitySet
+from theory.evidence import Evidence, Term
 from theory.registry import register
+from theory.relfair.sets import capped_vertex, random_points, w_vector
 from theory.result import CheckResult
 
 TOL = 1e-10
+# the package's skewness is the measured side of this statement (its reference: brute force
+# over vertices and the closed forms written here)
+UNDER_TEST = {"skewness": "RelativeAmbiguitySet.skewness, the quantity Prop. 5 is about"}
+TERMS = (
+    Term("phi-part of lambda (negative entries of w)", "-min_i w_i", 1e-12),
+    Term("fractional vertex entry (non-integer alpha n)", "|alpha n - round(alpha n)|", 1e-9),
+    Term("erratum constant 1 - 2 alpha", "|1 - 2 alpha| (alpha <= 1/2)", 1e-9),
+    Term("alpha > 1/2 branch of the closed form", "alpha - 1/2", 0.0),
+)
 
 
 def exact_limit(alpha: float, phi: float) -> float:
@@ -45,7 +59,7 @@ def printed_prop5(alpha: float, phi: float) -> float:
 
 
 def vertices(n: int, alpha: float) -> np.ndarray:
-    v = capped_simplex_vertex(n, alpha)
+    v = capped_vertex(n, alpha)
     return np.unique(np.array([v[list(p)] for p in itertools.permutations(range(n))]), axis=0)
 
 
@@ -64,15 +78,19 @@ BRUTE_REFERENCE = {(6, 0.3, 0.3, 0.3): 6.755858, (7, 0.5, 0.5, 0.2): 2.928571,
           claim="s(Lambda_phi) = n||w||^2; Prop. 5 is off by 1 - 2 alpha")
 def check(seed: int, size: str) -> CheckResult:
     rng = np.random.default_rng(seed)
+    ev = Evidence(TERMS)
     margins, errata = [], []
     inst = 0
-    # (1) identity on random points of Lambda
+    # (1) identity on random points of Lambda (convex combinations of its vertices)
     for n, al, phi in ((10, 0.2, 0.2), (37, 0.3, 0.5), (100, 0.2, 0.1)):
-        amb = RelativeAmbiguitySet(n, al, al, phi)
-        for _ in range(20):
-            lam = amb.project(rng.normal(size=n))
+        w = w_vector(n, al, al, phi)
+        ev.activity("phi-part of lambda (negative entries of w)", -w.min())
+        ev.activity("fractional vertex entry (non-integer alpha n)",
+                    abs(al * n - round(al * n)))
+        for lam in random_points(rng, w, 20):
             s = n * np.sum((lam - 1 / n) ** 2) + 1
             margins.append(TOL - abs(s - n * lam @ lam) / (1 + s))
+            ev.criterion("s(lambda) = n ||lambda||^2 on Lambda", margins[-1])
             inst += 1
     # (2) brute force over vertex pairs (n <= 8); specs/relfair.md §8b's set-ups use A = B
     brute = {}
@@ -81,6 +99,8 @@ def check(seed: int, size: str) -> CheckResult:
         bf = brute_force(n, al, be, phi)
         brute[f"n={n},alpha={al},phi={phi}"] = (exact, bf, ref)
         margins += [TOL - abs(exact - bf), 5e-7 - abs(exact - ref)]
+        ev.criterion("s(Lambda) = max over vertex pairs (brute force)", TOL - abs(exact - bf))
+        ev.criterion("s(Lambda) = tabulated values", 5e-7 - abs(exact - ref))
         inst += 1
     # (3)-(4) closed forms and the erratum
     table = []
@@ -92,6 +112,8 @@ def check(seed: int, size: str) -> CheckResult:
                     continue
                 s_n = RelativeAmbiguitySet(n, al, al, phi).skewness
                 margins.append(TOL * (1 + s_n) - abs(s_n - exact_limit(al, phi)))
+                ev.criterion("s(Lambda) = closed form", margins[-1] / (TOL * (1 + s_n)))
+                ev.activity("alpha > 1/2 branch of the closed form", al - 0.5)
                 tagged.append((margins[-1], {
                     "criterion": "s(Lambda) = closed form", "alpha": al, "phi": phi, "n": n,
                     "n||w||^2": s_n, "closed form": exact_limit(al, phi),
@@ -103,6 +125,8 @@ def check(seed: int, size: str) -> CheckResult:
             table.append((al, phi, exact_limit(al, phi), printed, diff))
             if al <= 0.5:
                 errata.append(TOL - abs(diff - (1 - 2 * al)))
+                ev.criterion("exact - printed Prop. 5 = 1 - 2 alpha", errata[-1])
+                ev.activity("erratum constant 1 - 2 alpha", abs(1 - 2 * al))
                 tagged.append((errata[-1], {
                     "criterion": "exact - printed Prop. 5 = 1 - 2 alpha", "alpha": al,
                     "phi": phi, "exact": exact_limit(al, phi), "printed": printed,
@@ -111,6 +135,9 @@ def check(seed: int, size: str) -> CheckResult:
     corr = [n * (RelativeAmbiguitySet(n, 0.2, 0.2, 0.2).skewness - exact_limit(0.2, 0.2))
             for n in (11, 51, 101, 1001, 10001)]
     margins += [1e-6 - abs(c + 6.5) for c in corr]
+    ev.criterion("n (s_n - s_inf) = -6.5 (non-integer alpha n)",
+                 min(1e-6 - abs(c + 6.5) for c in corr))
+    ev.activity("fractional vertex entry (non-integer alpha n)", 0.2 * 11 - 2)
     worst = float(min(min(margins), min(errata)))
     closest = min(tagged, key=lambda t: t[0] / t[1]["tolerance"])[1]
     rows = "; ".join(f"alpha={a},phi={p}: exact {e:.4f}, Prop.5 {q:.4f}" for a, p, e, q, _ in
@@ -124,5 +151,9 @@ def check(seed: int, size: str) -> CheckResult:
         paper="002 relfair", equation="Prop. 5 (§6), App. I", instances=inst,
         worst_margin=worst, ground_truth={"solver": "closed form + brute force over vertices"},
         passed=bool(worst >= 0), closest=closest,
+        paper_setting={"n": 100, "alpha = beta": 0.2, "phi": 0.2,
+                       "s(Lambda)": RelativeAmbiguitySet(100, 0.2, 0.2, 0.2).skewness,
+                       "closed form": exact_limit(0.2, 0.2)},
+        **ev.fields(),
         details={"brute_force (exact, brute, spec)": brute, "table": table,
                  "n(s_n - s_inf), alpha=phi=0.2, n=11..10001": corr})
