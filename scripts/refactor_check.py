@@ -1,18 +1,26 @@
-"""Byte-equality of run records across a refactor (issue 13).
+"""Byte-equality of run records across a refactor.
 
-Two subcommands, runnable against any checkout of fedrepro (before or after the move of the
+Subcommands, runnable against any checkout of fedrepro (before or after the move of the
 engine out of ``repro.core``):
+
+``python scripts/refactor_check.py smoke --results DIR``
+    runs every registered experiment's smoke cells (every reading) into DIR: the records a
+    refactor must leave equal, cell by cell.
 
 ``python scripts/refactor_check.py sample --results DIR [--timeout S]``
     runs, for every registered experiment, the first cell of its paper-scale plan (each in a
     subprocess with a time limit; a cell over the limit is listed as not sampled).
 
-``python scripts/refactor_check.py compare A B [--only GLOB] [--roots ROOT_A ROOT_B]``
+``python scripts/refactor_check.py compare A B [--only GLOB] [--roots ROOT_A ROOT_B]
+[--default FIELD=JSON ...]``
     matches the records of two results folders by (experiment, config, data) and compares
     every field except ``timings``, the wall seconds some experiments keep as metrics
     (:data:`TIMING_METRICS`) and the code identity (``key``, ``code``, ``commit``: the
-    key hashes the code, by design of issue 14, so it changes with any moved file). Prints one
-    line per experiment and exits 1 on any difference or unmatched record.
+    key hashes the code, by design, so it changes with any moved file). A cell field that a
+    refactor adds (a hyperparameter that became a cell field) is named with ``--default``
+    and its default value: a config holding the field at that value matches the config
+    without it. Prints one line per experiment and exits 1 on any difference or unmatched
+    record.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from pathlib import Path
 
 IGNORED = ("timings", "key", "code", "commit")
 # Wall-clock seconds that constrfl's records kept among their metrics until they moved to
-# ``timings`` (CellResult.timings, after issue 13): they differ between any two runs, so a
+# ``timings`` (CellResult.timings): they differ between any two runs, so a
 # comparison with records made before that ignores them.
 TIMING_METRICS = ("seconds_alg1", "seconds_cprox")
 
@@ -67,22 +75,38 @@ def sample(results: str, timeout: float, skip: list[str]) -> int:
     return 0
 
 
-def _load(folder: Path, only: str = "*", root: str = "") -> dict:
+def _without_defaults(config: dict, defaults: dict) -> dict:
+    """``config`` less each field that holds its declared default (a field new in one side)."""
+    return {k: v for k, v in config.items() if not (k in defaults and defaults[k] == v)}
+
+
+def smoke(results: str) -> int:
+    """Every experiment's smoke cells, every reading, into ``results``."""
+    from repro.cli import main as repro_main
+
+    return repro_main(["run", "all", "--scale", "smoke", "--reading", "all", "--results", results,
+                       "--no-progress"])
+
+
+def _load(folder: Path, only: str = "*", root: str = "", defaults: dict | None = None) -> dict:
     out = {}
     for path in sorted(folder.glob(f"{only}/*.json")):
         text = path.read_text()
         if root:  # a not_run reason names the checkout's data cache: compare it as <checkout>
             text = text.replace(root.rstrip("/"), "<checkout>")
         d = json.loads(text)
-        ident = json.dumps([d["experiment"], d["config"], d.get("data", {})], sort_keys=True)
+        config = _without_defaults(d["config"], defaults or {})
+        ident = json.dumps([d["experiment"], config, d.get("data", {})], sort_keys=True)
         out[ident] = {k: v for k, v in d.items() if k not in IGNORED}
+        out[ident]["config"] = config
         out[ident]["metrics"] = {k: v for k, v in d["metrics"].items()
                                  if k not in TIMING_METRICS}
     return out
 
 
-def compare(a: Path, b: Path, only: str = "*", roots: tuple[str, str] = ("", "")) -> int:
-    ra, rb = _load(a, only, roots[0]), _load(b, only, roots[1])
+def compare(a: Path, b: Path, only: str = "*", roots: tuple[str, str] = ("", ""),
+            defaults: dict | None = None) -> int:
+    ra, rb = _load(a, only, roots[0], defaults), _load(b, only, roots[1], defaults)
     bad = 0
     per_exp: dict[str, list[int]] = {}
     for ident in sorted(set(ra) | set(rb)):
@@ -111,6 +135,8 @@ def compare(a: Path, b: Path, only: str = "*", roots: tuple[str, str] = ("", "")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("smoke")
+    m.add_argument("--results", required=True)
     s = sub.add_parser("sample")
     s.add_argument("--results", required=True)
     s.add_argument("--timeout", type=float, default=240.0)
@@ -125,13 +151,18 @@ def main() -> int:
     c.add_argument("--only", default="*", help="experiment glob, e.g. 'relfair.*'")
     c.add_argument("--roots", nargs=2, default=("", ""), metavar=("ROOT_A", "ROOT_B"),
                    help="the checkouts that made A and B: their paths in text compare equal")
+    c.add_argument("--default", action="append", default=[], metavar="FIELD=JSON",
+                   help="a cell field one side adds, at its default (e.g. rho=1.0)")
     args = ap.parse_args()
+    if args.cmd == "smoke":
+        return smoke(args.results)
     if args.cmd == "sample":
         return sample(args.results, args.timeout, args.skip)
     if args.cmd == "one":
         run_one(args.name, args.results, args.reading)
         return 0
-    return compare(args.a, args.b, args.only, tuple(args.roots))
+    defaults = {f: json.loads(v) for f, v in (d.split("=", 1) for d in args.default)}
+    return compare(args.a, args.b, args.only, tuple(args.roots), defaults)
 
 
 if __name__ == "__main__":
