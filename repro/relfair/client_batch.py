@@ -221,7 +221,7 @@ class ClientEngine:
     # ----------------------------------------------------------------- evaluation (eval mode)
     def evaluate(self, theta: Params, split: str = "val") -> tuple[np.ndarray, np.ndarray]:
         """Per-client mean cross-entropy and accuracy of one model on a whole split
-    (docs/decisions.md#relfair-client-loss).
+        (docs/decisions.md#relfair-client-loss).
 
         ``theta = (W1, b1, W2, b2)``, torch tensors or numpy arrays; ``split`` is ``"train"``
         or ``"val"``. Returns two float64 numpy arrays of one entry per client (torch stays

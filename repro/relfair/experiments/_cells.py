@@ -40,11 +40,13 @@ READINGS = (
     Reading("epochs", "J = 5 local epochs (App. J.2): client i takes 5 ceil(N_i/B) minibatch "
             "steps per round; the Scaffold-type methods normalise Delta u by eta 5 (one Alg. 2 "
             "step = one epoch), tau = 2.5e-2, eta = 1e-2; FedAvg/DRFA lr 0.1; SAFL one "
-            "FedSGD step per round", basis=J2_EPOCHS, spec="relfair-local-work, relfair-server-normalisation",
+            "FedSGD step per round", basis=J2_EPOCHS,
+            spec="relfair-local-work, relfair-server-normalisation",
             overrides={"local_work": "epochs"}, applies_to=_not_safl, primary=True),
     Reading("steps", "J = 5 local SGD steps of B = 32 (Alg. 2's j = 1..J read as minibatch "
             "steps)",
-            basis=f"{PAPER} Alg. 2 (\"for j = 1, ..., J\") and docs/decisions.md#relfair-local-work",
+            basis=f"{PAPER} Alg. 2 (\"for j = 1, ..., J\") and "
+                  "docs/decisions.md#relfair-local-work",
             spec="relfair-local-work"),
     Reading("summed-loss", "as `epochs`, with R_AB and Gini of the per-client validation losses "
             "summed over samples (the paper never says mean; its Penguins losses are sums)",

@@ -50,7 +50,8 @@ TABLE1 = register(Experiment(
               "§7, Table 1", claims.comparable_accuracy, deviation=CLAIMS_NOTE),
         Claim("phi = 0.2 lowers R_AB and Gini relative to Scaff-PD (phi = 0)", "§7, Table 1",
               claims.ia_beats_pd, deviation=CLAIMS_NOTE),
-        Claim("Scaff-PD-IA has the lowest R_AB and Gini at comparable average accuracy", "§7, Table 1", claims.fairest_at_comparable_accuracy,
+        Claim("Scaff-PD-IA has the lowest R_AB and Gini at comparable average accuracy",
+              "§7, Table 1", claims.fairest_at_comparable_accuracy,
               deviation=CLAIMS_NOTE),
     ),
 ))
