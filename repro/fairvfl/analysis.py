@@ -102,9 +102,9 @@ class FixedPoint:
 
 
 def fixed_point(X, groups: FairnessGroups, eps: float, mu: float, c: float) -> FixedPoint:
-    """docs/decisions.md#fairvfl-fixed-point items 1-3: ``theta_unc``; if ``|D(theta_unc)| <= eps``
-    then ``lam* = 0``; else the root of ``phi(lam) = sign * D(theta*(lam)) - eps - c lam`` on the
-    multiplier of the violated side, within the nonnegative-weight range.
+    """The ground truth of docs/decisions.md#fairvfl-fixed-point: ``theta_unc``; if ``|D(theta_unc)|
+    <= eps`` then ``lam* = 0``; else the root of ``phi(lam) = sign * D(theta*(lam)) - eps - c lam``
+    on the multiplier of the violated side, within the nonnegative-weight range.
     """
     n = len(groups.y)
 
