@@ -3,7 +3,7 @@
 
 The authors' preprocessed CSVs ("Cleaned_UCI_Datasets", adult-b's ``adult_data.csv`` /
 ``adult_test1.csv``) are not public. Neyman-Pearson sets follow the Delgado-style
-preprocessing docs/decisions.md#constrfl-np-experiment recommends: all rows, categorical attributes
+preprocessing (docs/decisions.md#constrfl-np-data): all rows, categorical attributes
 -> integer codes (sorted category order, ``?`` its own category), missing numeric values -> column
 mean, every column z-scored, no intercept. ``drop_first_row`` reproduces the reference loader eating
 the first data row as a CSV header (docs/decisions.md#constrfl-np-first-row). The client split is

@@ -54,7 +54,7 @@ class FairVFLConfig:
     (``MLPBlock``) :class:`FairVFL` raises ``ValueError`` and asks for an explicit ``eta``:
     [J] §5.1 prints ``eta_t = 100`` for both models, but at that step our MLP stays at the
     majority rate (docs/decisions.md#fairvfl-mlp,
-    ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
+    ``docs/deviations.md#fairvfl-mlp-architecture-and-step``);
     the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently.
 
     ``eta_schedule`` / ``c_schedule``: the round-dependent ``eta_t`` and ``c_t`` of Theorem 2
@@ -326,5 +326,5 @@ def _primal_eta(config: FairVFLConfig, blocks: list) -> float | None:
         f"eta must be given for blocks[{other[0]}] ({name}): [J] §5.1's eta_t = 100 is the "
         f"linear model's step and leaves an MLPBlock at the majority rate "
         f"(docs/decisions.md#fairvfl-mlp, "
-        f"docs/deviations.md#fairvfl-mlp-architecture-and-step-a15); the experiments use "
+        f"docs/deviations.md#fairvfl-mlp-architecture-and-step); the experiments use "
         f"FairVFLConfig(eta=2.0)")

@@ -1,8 +1,7 @@
 """What the six federated methods of paper 002 share (docs/decisions.md#relfair-algorithm,
-docs/decisions.md#relfair-setting): the problem they train on (the clients' data, the model and its
-stochastic losses: docs/decisions.md#relfair-batch,
-docs/decisions.md#relfair-mlp), the local work of App. J.2, the mutable state of a run and the base
-class.
+docs/decisions.md#relfair-setting): the problem they train on (the clients' data, the model and
+its stochastic losses: docs/decisions.md#relfair-batch, docs/decisions.md#relfair-mlp), the local
+work of App. J.2, the mutable state of a run and the base class.
 
 Every method follows :mod:`repro.core.algorithm`::
 

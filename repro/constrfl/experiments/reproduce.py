@@ -208,7 +208,7 @@ def table3(records) -> list[Reproduced]:
                                   {"dataset": ds, "n": "", "d": TABLE3_D[ds], "m_tilde": "",
                                    "method": "", "statistic": "count"},
                                   metric, (r.metrics[metric],),
-                                  note=f"{DEV}#constrfl-a1-feature-dimensions", over="runs",
+                                  note=f"{DEV}#constrfl-feature-dimensions", over="runs",
                                   n_paper=1))
     return out
 
