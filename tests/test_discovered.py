@@ -53,7 +53,9 @@ def _anchors(doc: str) -> set[str]:
     path = ROOT / "docs" / doc
     if not path.is_file():
         return set()
-    return {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", path.read_text(), flags=re.M)}
+    text = path.read_text()
+    return ({heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+            | set(re.findall(r'<a id="([^"]+)"></a>', text)))
 
 
 def _links(text: str) -> list[tuple[str, str]]:

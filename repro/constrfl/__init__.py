@@ -34,7 +34,7 @@ _EXPORTS = {
     "Problem": "problem", "QuadraticBlock": "blocks", "LogisticBlock": "blocks",
     "Merit": "merit", "neyman_pearson": "problem", "fairness": "problem",
     "lcqp_paper": "problem", "lcqp_reference": "problem", "unit_sphere_w0": "problem",
-    # small instances (specs/constrfl.md §8.0)
+    # small instances (docs/decisions.md#constrfl-theory-instances)
     "qp_ball": "instances", "np_small": "instances",
     # the methods, one module each (repro/constrfl/methods/)
     "METHODS": "methods", "build": "methods",

@@ -32,8 +32,8 @@ __all__ = ["ADMMResult", "ClientSide", "InexactADMM", "ServerSide", "choose_meth
 
 
 def choose_method(block, solver: str) -> str:
-    """``auto`` (specs/constrfl.md §2.4): exact for quadratic P, Newton for convex c, L-BFGS-B
-    otherwise.
+    """``auto`` (docs/decisions.md#constrfl-subproblem-solvers): exact for quadratic P, Newton for
+    convex c, L-BFGS-B otherwise.
     """
     if solver != "auto":
         if solver == "exact" and not block.quadratic_merit:
@@ -207,8 +207,9 @@ class ServerSide:
 
     def server_term(self, eps: float) -> float:
         """The server's term in (23) (flag ``stop_server_term``): ``"bound"`` is the printed
-        eps_{t+1}; the default ``"measured"`` is specs/constrfl.md §2.5's recommendation (the
-        achieved residual of an exact solve, eps_{t+1} otherwise), not the paper's text.
+        eps_{t+1}; the default ``"measured"`` is docs/decisions.md#constrfl-server-term-23's
+        recommendation (the achieved residual of an exact solve, eps_{t+1} otherwise), not the
+        paper's text.
         """
         mode = self.config.reference.stop_server_term
         if mode == "bound" or (mode == "measured" and self.solver.method != "exact"):

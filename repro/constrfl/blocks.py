@@ -1,12 +1,13 @@
 """Local functions of a batch of parties: f_i, c_i with gradients and Hessians.
 
 A block holds ``b`` parties of identical structure (clients of equal size are stored as
-``(b, M, d)`` arrays, specs/constrfl.md §10); every method takes points ``W`` of shape ``(b, d)``
-(party j is evaluated at ``W[j]``) and is vectorized over parties and rows. ``block.take(j)`` is the
-single-party block the loop oracle of the tests and benchmarks iterates over.
+``(b, M, d)`` arrays, docs/decisions.md#constrfl-cost); every method takes points ``W`` of shape
+``(b, d)`` (party j is evaluated at ``W[j]``) and is vectorized over parties and rows.
+``block.take(j)`` is the single-party block the loop oracle of the tests and benchmarks iterates
+over.
 
-Notation (specs/constrfl.md §1): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the Jacobian is
-returned as ``(b, m, d)`` (rows = gradients of the constraint components).
+Notation (docs/decisions.md#constrfl-problem): ``f_i : R^d -> R``, ``c_i : R^d -> R^{m_i}``; the
+Jacobian is returned as ``(b, m, d)`` (rows = gradients of the constraint components).
 """
 
 from __future__ import annotations
@@ -60,13 +61,14 @@ PAIRED_MIN_ROWS = 256
 
 
 def log1pexp(z: np.ndarray) -> np.ndarray:
-    """``log(1 + e^z)`` without overflow (specs/constrfl.md §2.4)."""
+    """``log(1 + e^z)`` without overflow (docs/decisions.md#constrfl-subproblem-solvers)."""
     return np.logaddexp(0.0, z)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
     """``1/(1+e^-z)``: scipy's ``expit`` (stable for large |z|, relative accuracy also for
-    tiny values, and ~3x faster than the tanh form of specs/constrfl.md §2.4).
+    tiny values, and ~3x faster than the tanh form of
+    docs/decisions.md#constrfl-subproblem-solvers).
     """
     return scipy.special.expit(z)
 
@@ -229,7 +231,8 @@ class LogisticBlock:
     @property
     def paired(self) -> bool:
         """Whether z and the row sums run as the two-row products (and a solve pairs the
-        broadcast w of (22) with its first trial point)."""
+        broadcast w of (22) with its first trial point).
+        """
         return self.X.shape[1] >= PAIRED_MIN_ROWS
 
     def _z(self, W: np.ndarray) -> np.ndarray:

@@ -1,12 +1,13 @@
 """Hyperparameters of Algorithms 1-3 (:class:`ProxALConfig`) and the reference code's departures
 from them (:class:`ReferenceFlags`).
 
-``ProxALConfig()`` is the paper's algorithm (specs/constrfl.md §2): the paper's inputs
-(beta, s_bar, rho, q, eps1, eps2), the safety caps and how the subproblems are solved, at top
-level; every departure of the reference code PL97/Constr_FL (specs/constrfl.md §9.1, D1-D14)
-is a field of the frozen sub-config ``ProxALConfig.reference`` whose default is the paper, with
-one exception: the server term of (23) (``stop_server_term``) defaults to the spec's
-recommendation ``"measured"`` (§2.5); the printed form of (23) is ``"bound"``.
+``ProxALConfig()`` is the paper's algorithm (docs/decisions.md#constrfl-algorithms): the
+paper's inputs (beta, s_bar, rho, q, eps1, eps2), the safety caps and how the subproblems are
+solved, at top level; every departure of the reference code PL97/Constr_FL
+(docs/decisions.md#constrfl-reference-code) is a field of the frozen sub-config
+``ProxALConfig.reference`` whose default is the paper, with one exception: the server term of
+(23) (``stop_server_term``) defaults to ``"measured"``
+(docs/decisions.md#constrfl-server-term-23); the printed form of (23) is ``"bound"``.
 ``reference_flags(problem)`` is the :class:`ReferenceFlags` the reference script of that problem
 uses::
 
@@ -29,32 +30,33 @@ __all__ = ["ProxALConfig", "ReferenceFlags", "reference_flags"]
 class ReferenceFlags:
     """The reference code's departures from the paper (docs/deviations.md, constrfl
     reference-code flags); the defaults are the paper's algorithm except ``stop_server_term``.
+    Each flag is one entry of docs/decisions.md#constrfl-reference-code and the entries after it.
 
     Attributes
     ----------
-    admm_init : ``"wk"`` (paper, Remark 4.2a) or ``"w0"`` (reference NP script, D1).
-    epst_lambda : (22) with ``"old"`` lambda^t (paper) or ``"new"`` lambda^{t+1} (D2).
-    epst_u : (22) with ``"old"`` u^t (paper) or ``"new"`` u^{t+1} (LCQP script, D3).
+    admm_init : ``"wk"`` (paper, Remark 4.2a) or ``"w0"`` (reference NP script).
+    epst_lambda : (22) with ``"old"`` lambda^t (paper) or ``"new"`` lambda^{t+1}.
+    epst_u : (22) with ``"old"`` u^t (paper) or ``"new"`` u^{t+1} (LCQP script).
     stop_server_term : the server term of (23): ``"bound"`` eps_{t+1} = q^t (the printed form
-        of (23)), ``"measured"`` (default: the recommendation of specs/constrfl.md §2.5, not
-        the paper's text) q^t for an iterative server solve and the achieved residual for an
-        exact one (the quantity App. B.2's proof bounds), ``"none"`` (reference NP/LCQP, D4).
-        On Table 2 (iterative server) ``"measured"`` and ``"bound"`` coincide.
+        of (23)), ``"measured"`` (default: the recommendation of
+        docs/decisions.md#constrfl-server-term-23, not the paper's text) q^t for an iterative server
+        solve and the achieved residual for an exact one (the quantity App. B.2's proof bounds),
+        ``"none"`` (reference NP/LCQP). On Table 2 (iterative server) ``"measured"`` and
+        ``"bound"`` coincide.
     solver_tol_factor : the client/server tolerance is ``solver_tol_factor * eps_{t+1}``
-        (1 = paper; the reference scripts use 1e-2 (NP) / 1e-4 (fairness), D5).
-    eps_floor : reference scripts use ``eps_{t+1} = max(eps_floor, q^t)`` (0 = paper, D6).
+        (1 = paper; the reference scripts use 1e-2 (NP) / 1e-4 (fairness)).
+    eps_floor : reference scripts use ``eps_{t+1} = max(eps_floor, q^t)`` (0 = paper).
     prox_den_offset : prox weight per party is ``1/(prox_den_offset + n) / beta``; ``1`` =
-        paper (n+1 parties), ``2`` = reference LCQP script ``1/((n+2) beta)`` (D11).
+        paper (n+1 parties), ``2`` = reference LCQP script ``1/((n+2) beta)``.
     mu0_from_cprox : the reference LCQP script starts Algorithm 1 from cProx-AL's final
-        multipliers (D12; the caller passes them as ``init``).
-    server_as_client : the reference LCQP script also runs the server slot as an ADMM client
-        (D13).
-    cprox_tol_factor : cProx-AL subproblem tolerance factor on tau_k (1 = paper; D14).
+        multipliers (the caller passes them as ``init``).
+    server_as_client : the reference LCQP script also runs the server slot as an ADMM client.
+    cprox_tol_factor : cProx-AL subproblem tolerance factor on tau_k (1 = paper).
     cprox_tau_in_stop : cProx-AL's stop test with the ``beta tau_k`` term (paper) or without
-        it (reference LCQP, D14).
+        it (reference LCQP).
 
-    D7-D10 are not algorithm settings (the start point, the data loader, the fairness
-    hyperparameter set, the LCQP generator; docs/deviations.md names where each lives).
+    The start point, the NP loader, the fairness hyperparameter set and the LCQP generator
+    are not algorithm settings (docs/deviations.md names where each lives).
     """
 
     admm_init: str = "wk"
@@ -100,11 +102,11 @@ class ProxALConfig:
     ----------
     beta, s_bar, rho, q, eps1, eps2 : the paper's inputs; ``tau_k = s_bar / (k+1)^2``.
     k_max, t_max, cprox_k_max : safety caps on outer / ADMM / cProx-AL iterations (not in the
-        paper, specs/constrfl.md §2.6; the reference scripts' caps are D6).
+        paper, docs/decisions.md#constrfl-caps; the reference scripts' caps are D6).
     solver : subproblem solver, ``"auto"`` picks exact (quadratic P), Newton (convex c) or
-        L-BFGS-B (nonconvex c), specs/constrfl.md §2.4; ``"newton_clip"`` is the batched Newton
-        with the Hessian's eigenvalues floored (nonconvex c, all clients of a round at once) and
-        ``"lbfgsb"`` the per-client scipy L-BFGS-B kept as its oracle.
+        L-BFGS-B (nonconvex c), docs/decisions.md#constrfl-subproblem-solvers; ``"newton_clip"`` is
+        the batched Newton with the Hessian's eigenvalues floored (nonconvex c, all clients of a
+        round at once) and ``"lbfgsb"`` the per-client scipy L-BFGS-B kept as its oracle.
     solver_tol_floor : the inner tolerance is at least this (theory checks use a tiny factor and
         a 1e-14 floor for "exact" inner solves; q^t falls below round-off after ~300 rounds).
     hessian_reuse : the batched Newton keeps each client's last Hessian across the rounds of
@@ -169,14 +171,18 @@ class ProxALConfig:
 
 
 _REFERENCE = {
-    # specs/constrfl.md §9.1: ref-mode = {D1, D2, D4, D5, D6, D7, D8} for NP (D7, D8 are the
-    # start point and the loader, outside the algorithm).
+    # The NP script's departures (docs/decisions.md#constrfl-reference-code): ADMM start, (22)
+    # with the new multiplier, no server term in (23), its solver tolerances and eps floor (its
+    # start point and first-row loss are outside the algorithm).
     "np": dict(admm_init="w0", epst_lambda="new", stop_server_term="none",
                solver_tol_factor=1e-2, cprox_tol_factor=1e-3, eps_floor=1e-10),
-    # {D5, D6, D7, D9} for fairness (D9 is a hyperparameter set, chosen by the experiment).
+    # The fairness script's: solver tolerances and eps floor (its hyperparameter set is chosen
+    # by the experiment).
     "fairness": dict(solver_tol_factor=1e-4, cprox_tol_factor=1e-4, eps_floor=1e-10,
                      stop_server_term="bound"),
-    # {D3, D4, D10-D14} for the LCQP (D10 is the instance generator).
+    # The LCQP script's: (22) with the new local iterate, no server term, its prox weight, the
+    # server as an ADMM client, cProx-AL's multipliers as the start and cProx-AL's stop test
+    # (its instance generator is chosen by the experiment).
     "lcqp": dict(epst_u="new", stop_server_term="none", prox_den_offset=2,
                  server_as_client=True, mu0_from_cprox=True, cprox_tau_in_stop=False),
 }

@@ -6,9 +6,10 @@
     stop if ||w^{k+1} - w^k||_inf + beta tau_k <= beta eps1 and ||mu^{k+1} - mu^k||_inf <= beta eps2
 
 ``ell_k`` is the sum of the parties' merits P_{i,k} (their prox weights add to 1/(2 beta) in
-the paper; (n+1)/(2(n+2) beta) in the reference LCQP script, D11). tau_k is the same
-``s_bar/(k+1)^2`` as Algorithm 1 (the paper's "nondecreasing" is a typo, specs/constrfl.md §8.7
-item 6).
+the paper; (n+1)/(2(n+2) beta) in the reference LCQP script,
+docs/decisions.md#constrfl-lcqp-prox-weight). tau_k is the same
+``s_bar/(k+1)^2`` as Algorithm 1 (the paper's "nondecreasing" is a typo,
+docs/decisions.md#constrfl-paper-errata).
 
 It follows :mod:`repro.core.algorithm`: ``CentralProxAL(problem, config, init=...)``, ``step()``
 is one outer iteration k (round k + 1), ``run()`` iterates to its stop test or

@@ -1,13 +1,14 @@
-"""Data of Sections 5.1-5.2 rebuilt from the raw UCI files (specs/constrfl.md §4.1-4.2, ambiguities
-A1-A2).
+"""Data of Sections 5.1-5.2 rebuilt from the raw UCI files
+(docs/decisions.md#constrfl-np-data, docs/decisions.md#constrfl-adult-b).
 
 The authors' preprocessed CSVs ("Cleaned_UCI_Datasets", adult-b's ``adult_data.csv`` /
 ``adult_test1.csv``) are not public. Neyman-Pearson sets follow the Delgado-style
-preprocessing specs/constrfl.md §4.1 recommends: all rows, categorical attributes -> integer codes
-(sorted category order, ``?`` its own category), missing numeric values -> column mean, every column
-z-scored, no intercept. ``drop_first_row`` reproduces the reference loader eating the first data
-row as a CSV header (D8). The client split is the reference rule (specs/constrfl.md §4.1): per
-class, a ``RandomState(10)`` shuffle, ``floor(N_c / n)`` rows per client, remainders dropped.
+preprocessing (docs/decisions.md#constrfl-np-data): all rows, categorical attributes
+-> integer codes (sorted category order, ``?`` its own category), missing numeric values -> column
+mean, every column z-scored, no intercept. ``drop_first_row`` reproduces the reference loader eating
+the first data row as a CSV header (docs/decisions.md#constrfl-np-first-row). The client split is
+the reference rule (docs/decisions.md#constrfl-np-experiment): per class, a ``RandomState(10)``
+shuffle, ``floor(N_c / n)`` rows per client, remainders dropped.
 """
 
 from __future__ import annotations
@@ -112,7 +113,9 @@ def equal_class_split(y: np.ndarray, n: int, seed: int = 10) -> list[tuple[np.nd
 
 
 def synthetic_np(rng: np.random.Generator, rows: int = 600, d: int = 10) -> NPData:
-    """Shipped fallback of specs/constrfl.md §10: logistic labels, about 35 % positives."""
+    """Shipped fallback of docs/decisions.md#constrfl-cost: logistic labels, about 35 %
+    positives.
+    """
     X = rng.standard_normal((rows, d))
     w = rng.standard_normal(d)
     p = 1 / (1 + np.exp(-(X @ w - 1.0)))
@@ -121,9 +124,10 @@ def synthetic_np(rng: np.random.Generator, rows: int = 600, d: int = 10) -> NPDa
 
 def synthetic_fairness(rng: np.random.Generator, n: int, per_class: int = 100,
                        server_per_class: int = 2000, d: int = 10):
-    """The authors' synthetic recipe (commented block of their script, specs/constrfl.md §10):
-    class-0 rows U[0,1) - 0.3, class-1 rows U[0,1) - 0.7 in d-1 dims plus a random 0/1 sensitive
-    last feature; per client ``per_class`` rows of each class, server ``server_per_class``.
+    """The authors' synthetic recipe (commented block of their script,
+    docs/decisions.md#constrfl-cost): class-0 rows U[0,1) - 0.3, class-1 rows U[0,1) - 0.7 in d-1
+    dims plus a random 0/1 sensitive last feature; per client ``per_class`` rows of each class,
+    server ``server_per_class``.
     """
     def rows(k):
         X0 = np.concatenate([rng.random((k, d - 1)) - 0.3, rng.integers(0, 2, (k, 1))], 1)
@@ -141,11 +145,11 @@ _WORKCLASS = {"Federal-gov": "gov", "Local-gov": "gov", "State-gov": "gov",
 
 
 def adult_b(split: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """adult-b rebuilt per specs/constrfl.md §4.2 (A2): rows with ``?`` dropped; native-country US
-    0/1; marital status couple 0 / single 1; one-hot relationship (6), race (5), grouped workclass
-    (4), occupation (14); capital gain/loss -> indicator > 0; z-scored age, fnlwgt,
-    education-num, hours-per-week; education dropped; sex (Female 0 / Male 1) moved LAST.
-    Label ``salary``: '>50K' -> 0, '<=50K' -> 1 as in the notebook (orientation is immaterial
+    """adult-b rebuilt per docs/decisions.md#constrfl-adult-b: rows with ``?``
+    dropped; native-country US 0/1; marital status couple 0 / single 1; one-hot relationship (6),
+    race (5), grouped workclass (4), occupation (14); capital gain/loss -> indicator > 0; z-scored
+    age, fnlwgt, education-num, hours-per-week; education dropped; sex (Female 0 / Male 1) moved
+    LAST. Label ``salary``: '>50K' -> 0, '<=50K' -> 1 as in the notebook (orientation is immaterial
     for the losses' symmetry of use here). ``split``: "train" (clients) or "test" (server).
     """
     ds = load_adult(split)

@@ -1,6 +1,7 @@
 """Exact solves of quadratic subproblems (the LCQP (86)): ``(Q + rho I) u = rho ctr - lin - p``
 with ``Q + rho I`` Cholesky-factorized once per Algorithm-1 run (:class:`FactorCache`) and
-reused in every ADMM round (specs/constrfl.md §2.4, §10).
+reused in every ADMM round (docs/decisions.md#constrfl-subproblem-solvers,
+docs/decisions.md#constrfl-cost).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ class ExactQuadratic:
     ``factorize=True`` uses one Cholesky factor of ``Q_j + rho I`` per party and reuses it in
     every round (two triangular solves, O(d^2), BLAS ``trsv`` called directly: at d = 300
     scipy's ``cho_solve`` checks and copies cost as much as the solve). ``Q`` does not depend
-    on the outer iteration (``A + beta CᵀC + prox I``, specs/constrfl.md §4.3; only ``p`` moves with
-    ``mu^k, w^k``), so ``factors`` may pass the factors of an earlier outer iteration (see
-    :class:`FactorCache`); the factor, hence every number, is the same as a fresh one.
-    ``factorize=False`` is the reference script's fresh dense solve per round, kept as the loop
+    on the outer iteration (``A + beta CᵀC + prox I``, docs/decisions.md#constrfl-lcqp-experiment;
+    only ``p`` moves with ``mu^k, w^k``), so ``factors`` may pass the factors of an earlier outer
+    iteration (see :class:`FactorCache`); the factor, hence every number, is the same as a fresh
+    one. ``factorize=False`` is the reference script's fresh dense solve per round, kept as the loop
     oracle.
     """
 

@@ -1,10 +1,12 @@
-"""cvxpy ground truth for the constrfl checks and tests (specs/constrfl.md §8.0): the optimum
-of the small instances of :mod:`repro.constrfl.instances` and of their subproblems.
+"""cvxpy ground truth for the constrfl checks and tests
+(docs/decisions.md#constrfl-theory-instances): the optimum of the small instances of
+:mod:`repro.constrfl.instances` and of their subproblems.
 
 Problem (5) and the subproblem (12) of a :class:`repro.constrfl.problem.Problem` as cvxpy
 expressions, solved by Clarabel with ``tol_gap_abs = tol_gap_rel = tol_feas = 1e-9`` (1e-10
-triggers "inaccurate" statuses on the logistic instances, specs/constrfl.md §8.0), then a few
-damped-Newton steps on smooth strongly convex subproblems (to ||grad||_inf <= 1e-13).
+triggers "inaccurate" statuses on the logistic instances,
+docs/decisions.md#constrfl-theory-instances), then a few damped-Newton steps on smooth strongly
+convex subproblems (to ||grad||_inf <= 1e-13).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ __all__ = ["CLARABEL", "GroundTruth", "constraint_exprs", "objective_expr", "sol
 CLARABEL_TOLERANCES = (1e-9, 1e-8, 1e-7)
 CLARABEL = clarabel_settings(CLARABEL_TOLERANCES[0])
 # Fallback settings: Clarabel ends "optimal_inaccurate" on some instances at 1e-9 (and at
-# 1e-10, specs/constrfl.md §8.0): on the [.]_+^2 terms of inactive constraints the primal
-# residual grows after the gap has converged. Such a solve is repeated at 1e-8, then 1e-7;
-# only an "optimal" status is accepted, the retries are counted, and every argmin is polished
+# 1e-10, docs/decisions.md#constrfl-theory-instances): on the [.]_+^2 terms of inactive constraints
+# the primal residual grows after the gap has converged. Such a solve is repeated at 1e-8, then
+# 1e-7; only an "optimal" status is accepted, the retries are counted, and every argmin is polished
 # by Newton.
 CLARABEL_FALLBACK = tuple(clarabel_settings(t) for t in CLARABEL_TOLERANCES[1:])
 

@@ -1,5 +1,6 @@
 """Small instances of problem (5) for the theory checks, the tests and the benchmarks
-(specs/constrfl.md §8.0); their cvxpy ground truth is :mod:`repro.constrfl.groundtruth`.
+(docs/decisions.md#constrfl-theory-instances); their cvxpy ground truth is
+:mod:`repro.constrfl.groundtruth`.
 
 * :func:`qp_ball`: quadratic objectives, a half-space and a ball per client, a global ball;
 * :func:`np_small`: Neyman-Pearson (30)-(31) on Gaussian features with active constraints.
@@ -16,8 +17,8 @@ __all__ = ["np_small", "qp_ball"]
 
 
 def qp_ball(rng: np.random.Generator, d: int = 6, n: int = 3) -> Problem:
-    """QP-ball of specs/constrfl.md §8.0: ``f_i = ½wᵀA_iw + b_iᵀw``, ``b_i = -3 g/||g||``; local
-    ``c_i = (a_iᵀw - 0.1, ||w - z_i||^2 - 1)`` (a_i unit, ||z_i|| = 0.5); global
+    """QP-ball of docs/decisions.md#constrfl-theory-instances: ``f_i = ½wᵀA_iw + b_iᵀw``, ``b_i = -3
+    g/||g||``; local ``c_i = (a_iᵀw - 0.1, ||w - z_i||^2 - 1)`` (a_i unit, ||z_i|| = 0.5); global
     ``c_0 = ||w||^2 - 1`` (Remark 4.1). w = 0 is strictly feasible.
     """
     A = np.empty((n, d, d))
@@ -42,13 +43,14 @@ def qp_ball(rng: np.random.Generator, d: int = 6, n: int = 3) -> Problem:
 
 
 def np_small(rng: np.random.Generator, d: int = 5, n: int = 3, m: int = 30) -> Problem:
-    """NP-small (specs/constrfl.md §8.0): Gaussian features, class means ±0.5 u, m rows per
-    class and client.
+    """NP-small (docs/decisions.md#constrfl-theory-instances): Gaussian features, class means ±0.5
+    u, m rows per class and client.
 
     Thresholds ``r_i = 1.05 x`` client i's class-1 loss at the pooled logistic-regression fit
     ``w_lr`` (both classes): ``w_lr`` is strictly feasible (Slater) and the class-0 objective
     pushes the class-1 losses up, so the constraints are active. (The ``0.8 x`` the value at the
-    minimiser of f of specs/constrfl.md §8.0 gave infeasible instances; docs/deviations.md.)
+    minimiser of f of docs/decisions.md#constrfl-theory-instances gave infeasible instances;
+    docs/deviations.md.)
     """
     import scipy.optimize
 

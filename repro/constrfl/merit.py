@@ -8,8 +8,9 @@ For party i at outer iteration k (prox centre ``w^k``, multipliers ``mu_i^k``, p
 
 with ``prox = 1/((n+1) beta)`` in the paper (``1/((n+2) beta)`` in the reference LCQP script).
 For equality constraints (the LCQP (86)) ``[.]_+`` is dropped (standard equality AL,
-specs/constrfl.md §4.3). The generalized Hessian (specs/constrfl.md §2.4) is
-``∇²f + sum_j a_j ∇²c_j + beta sum_{j active} ∇c_j ∇c_jᵀ + prox I`` with ``a = [mu + beta c]_+``.
+docs/decisions.md#constrfl-lcqp-experiment). The generalized Hessian
+(docs/decisions.md#constrfl-subproblem-solvers) is ``∇²f + sum_j a_j ∇²c_j + beta sum_{j active}
+∇c_j ∇c_jᵀ + prox I`` with ``a = [mu + beta c]_+``.
 """
 
 from __future__ import annotations
@@ -171,8 +172,8 @@ class Merit:
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray]:
         """``(Q, p)`` with ``P(w) = ½wᵀQw + pᵀw + const`` (linear equality constraints only).
 
-        ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k`` (specs/constrfl.md
-        §4.3).
+        ``Q = A + beta CᵀC + prox I``, ``p = b + Cᵀmu + beta Cᵀd - prox w^k``
+        (docs/decisions.md#constrfl-lcqp-experiment).
         """
         return self.quadratic_matrix(), self.quadratic_linear()
 

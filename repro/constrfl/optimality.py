@@ -1,5 +1,5 @@
-"""Definition 1: the (eps1, eps2)-optimality residuals of a pair (w, mu), h ≡ 0 (specs/constrfl.md
-§1).
+"""Definition 1: the (eps1, eps2)-optimality residuals of a pair (w, mu), h ≡ 0
+(docs/decisions.md#constrfl-problem).
 
     stationarity   = ||grad f(w) + grad c(w) mu||_inf
     feasibility    = max_j e_j,  e_j = max(c_j(w), 0) if mu_j = 0,  |c_j(w)| if mu_j > 0

@@ -3,11 +3,12 @@ and the problems of its experiments.
 
 * :class:`Problem`: (5) as a server block and client blocks (:mod:`repro.constrfl.blocks`);
 * :func:`lcqp_reference` / :func:`lcqp_paper`: the equality-constrained QP (86), App. E.2, with
-  the reference generator that reproduces Table 4 (specs/constrfl.md §4.3) and the paper's
-  wording (D10);
+  the reference generator that reproduces Table 4 (docs/decisions.md#constrfl-lcqp-experiment) and
+  the paper's wording (docs/decisions.md#constrfl-lcqp-generator);
 * :func:`neyman_pearson`: (30)-(31) from client class-0 / class-1 row arrays;
 * :func:`fairness`: (32) from client row arrays and the server's rows;
-* :func:`unit_sphere_w0`: the reference rule for the initial point w^0 (A3, D7).
+* :func:`unit_sphere_w0`: the reference rule for the initial point w^0
+  (docs/decisions.md#constrfl-start-point).
 
 The small instances of the theory checks, tests and benchmarks are in
 :mod:`repro.constrfl.instances`.
@@ -65,7 +66,9 @@ class Problem:
 
 
 def unit_sphere_w0(d: int, seed: int) -> np.ndarray:
-    """Reference rule for w^0 (A3, D7): ``RandomState(seed).rand(d)``, normalised."""
+    """Reference rule for w^0 (docs/decisions.md#constrfl-start-point):
+    ``RandomState(seed).rand(d)``, normalised.
+    """
     v = np.random.RandomState(seed).rand(d)
     return v / np.linalg.norm(v)
 
@@ -81,15 +84,16 @@ def _lcqp(A, B, C, D, equality=True) -> Problem:
 
 
 def lcqp_reference(d: int, n: int, m: int, seed: int = 10) -> Problem:
-    """The reference script's generator of (86) (specs/constrfl.md §4.3), reproducing Table 4
-    exactly.
+    """The reference script's generator of (86) (docs/decisions.md#constrfl-lcqp-experiment),
+    reproducing Table 4 exactly.
 
     One ``RandomState(10)`` per (d, n, m~); n+1 slots, clients first and the server LAST; per
     slot ``eig = 0.5 + 0.5 rand(d)``, a shuffle of ``range(d)`` whose result is unused (it
     consumes draws), ``U`` = left singular vectors of ``randn(d, d)``, ``A = U diag(eig) Uᵀ``;
     then ``A_0 = 0``; ``b`` = normalised columns of ``randn(d, n+1)`` with ``b_0 = 0``;
     ``C ~ N(0, 1/d)`` of shape (m~, d, n+1); ``d_i`` normalised columns of ``randn(m~, n+1)``
-    with ``d_0 = 0`` (the paper puts d_0 on the sphere, D10).
+    with ``d_0 = 0`` (the paper puts d_0 on the sphere,
+    docs/decisions.md#constrfl-lcqp-generator).
     """
     rs = np.random.RandomState(seed)
     A = np.empty((n + 1, d, d))
@@ -128,7 +132,9 @@ def lcqp_paper(d: int, n: int, m: int, rng: np.random.Generator) -> Problem:
 
 
 def _null_server(d: int) -> QuadraticBlock:
-    """m_0 = 0: P_{0,k} is the prox term only (closed-form server step, specs/constrfl.md §2.4)."""
+    """m_0 = 0: P_{0,k} is the prox term only (closed-form server step,
+    docs/decisions.md#constrfl-subproblem-solvers).
+    """
     return QuadraticBlock(d, None, None, None, np.zeros((1, 0, d)), np.zeros((1, 0)), True)
 
 
@@ -180,8 +186,8 @@ def fairness(Xc: np.ndarray, yc: np.ndarray, Xs: np.ndarray, ys: np.ndarray,
     """(32): client i minimises ``(1/N_tot) sum_j phi`` over its rows subject to
     ``|L_{i,0} - L_{i,1}| <= r`` (two constraints); the server has the same constraint on its
     rows and no objective. The sensitive attribute is the LAST feature column
-    (specs/constrfl.md §4.2). Labels ``yc`` (n, M) and ``ys`` are in {0, 1}, as is the
-    sensitive column.
+    (docs/decisions.md#constrfl-fairness-experiment). Labels ``yc`` (n, M) and ``ys`` are in {0, 1},
+    as is the sensitive column.
     """
     Xc, Xs = _client_rows("Xc", Xc), np.asarray(Xs)
     n, M, d = Xc.shape

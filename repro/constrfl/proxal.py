@@ -37,8 +37,8 @@ from repro.core.validation import DivergenceError
 __all__ = ["STOP_CAP", "STOP_CERTIFIED", "STOP_CODES", "STOP_UNCERTIFIED", "FedProxAL",
            "ProxALState"]
 
-# How a run of Algorithm 1 ended (specs/constrfl.md §2.6: record whether (11) was met and, per
-# outer iteration, whether (23) was met; issue #31).
+# How a run of Algorithm 1 ended (docs/decisions.md#constrfl-caps: record whether (11) was met and,
+# per outer iteration, whether (23) was met).
 STOP_CERTIFIED = "certified (11)"              # (11) held and the last ADMM call met (23)
 STOP_UNCERTIFIED = "(11) on an uncertified call"   # (11) held, the last call hit the T cap
 STOP_CAP = "cap"                               # k_max reached without (11)
@@ -122,13 +122,15 @@ class FedProxAL:
         self.last_admm = None
         self.feasibility = None  # what the check before the first round found
         # Exact (quadratic) subproblems: Q + rho I is the same in every outer iteration, so its
-        # Cholesky factors are computed once per run (specs/constrfl.md §10), not once per
+        # Cholesky factors are computed once per run (docs/decisions.md#constrfl-cost), not once per
         # Algorithm-2 call.
         self.factor_cache = FactorCache()
 
     @property
     def prox(self) -> float:
-        """Prox weight per party: ``1/((n+1) beta)`` (paper) or ``1/((n+2) beta)`` (D11)."""
+        """Prox weight per party: ``1/((n+1) beta)`` (paper) or ``1/((n+2) beta)``
+        (docs/decisions.md#constrfl-lcqp-prox-weight).
+        """
         c = self.config
         return 1.0 / ((self.problem.n + c.reference.prox_den_offset) * c.beta)
 
@@ -161,8 +163,8 @@ class FedProxAL:
         try:
             res = admm.run()
         except NewtonBreakdown as exc:
-            # Not patched over: the paper's algorithm has no safeguard here (specs/constrfl.md
-            # §2.6); the multipliers and the iterate have blown up
+            # Not patched over: the paper's algorithm has no safeguard here
+            # (docs/decisions.md#constrfl-caps); the multipliers and the iterate have blown up
             # (docs/deviations.md#constrfl-monks-1-with-20-clients-breakdown), so the cell
             # fails naming the outer iteration and the sizes.
             mu = max(float(np.max(s.mu0, initial=0.0)),

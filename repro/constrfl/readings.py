@@ -1,4 +1,5 @@
-"""Readings of ambiguity A1 (Table 1's private preprocessed CSVs) and whether r = 0.2 is feasible.
+"""Readings of the NP data (Table 1's private preprocessed CSVs,
+docs/decisions.md#constrfl-np-data) and whether r = 0.2 is feasible.
 
 The paper's Table 1 reports feasibility 0.20 (the class-1 constraint active on the worst
 client) on every dataset, which needs the constraint to be feasible: some ``w`` (no intercept)
@@ -9,7 +10,8 @@ smallest achievable worst-client loss
     L*(n) = min_w max_i (1/m_i1) sum_j log(1 + exp(-w^T x_j^{i1}))
 
 is a convex program (exponential cones), solved here with cvxpy/Clarabel; r = 0.2 is feasible
-iff ``L*(n) <= r``. Only the class-1 rows and the reference split (specs/constrfl.md §4.1) enter.
+iff ``L*(n) <= r``. Only the class-1 rows and the reference split
+(docs/decisions.md#constrfl-np-experiment) enter.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from repro.constrfl.data import ENCODINGS, NP_DATASETS, equal_class_split, load_
 
 __all__ = ["FeasibilityReading", "best_worst_class1_loss", "feasibility_reading"]
 
-# Clarabel's accuracies of repro/constrfl/groundtruth.py (specs/constrfl.md §8.0); 1e-10
-# triggers "inaccurate"
+# Clarabel's accuracies of repro/constrfl/groundtruth.py
+# (docs/decisions.md#constrfl-theory-instances); 1e-10 triggers "inaccurate"
 _CLARABEL = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9}
 
 

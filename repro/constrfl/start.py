@@ -3,7 +3,7 @@
 
 ``init=None`` in :class:`~repro.constrfl.proxal.FedProxAL` and
 :class:`~repro.constrfl.cproxal.CentralProxAL` is :func:`paper_start`: the experiments' start of
-trial 0, ``w^0`` on the unit sphere by the reference rule (A3, D7,
+trial 0, ``w^0`` on the unit sphere by the reference rule (docs/decisions.md#constrfl-start-point,
 :func:`~repro.constrfl.problem.unit_sphere_w0`) and ``mu_i^0 = 0`` (Sec. 5.1, 5.2, App. E.2:
 "mu_i^0 = (0, ..., 0)^T"). It draws no random numbers of its own.
 """

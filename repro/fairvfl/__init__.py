@@ -1,6 +1,6 @@
 """Fair vertical federated learning under a DEO constraint (papers 000 [C] and 001 [J]).
 
-Spec: ``specs/fairvfl.md`` (in the shared folder, see ``docs/design.md``). Modules:
+Decisions: docs/decisions.md#fairvfl; layout: ``docs/design.md``. Modules:
 
 - ``problem``: the objective (loss, D of Definition 1, weights of [J](12), dual gradient)
   and ``VFLProblem`` (the party blocks, labels and groups an algorithm runs on);
@@ -41,7 +41,7 @@ _EXPORTS = {
     "eo_expected": "eo", "ceo_expected": "ceo", "roc_eo_expected": "roc_eo",
     "metrics_from_scores": "evaluate", "metrics_from_decisions": "evaluate",
     "metrics_from_predictor": "evaluate",
-    # DFP/DFN readings of [J] §5.2 and the registered diagnostics (issue #16)
+    # DFP/DFN readings of [J] §5.2 and the registered diagnostics
     "METRIC_READINGS": "metric_readings", "DIAGNOSTICS": "diagnostics",
     # the trained methods, one module each (name -> repro.core.methods.Method)
     "METHODS": "methods",

@@ -1,10 +1,11 @@
-"""Quantities of the Fair VFL analysis (specs/fairvfl.md §10), for the theory checks.
+"""Quantities of the Fair VFL analysis (docs/decisions.md#fairvfl-theory), for the theory checks.
 
-- ``smoothness_constants``: L_L, L_D, G_D, L_12 of Assumption 2 computable from data (§10.2);
+- ``smoothness_constants``: L_L, L_D, G_D, L_12 of Assumption 2 computable from data
+  (docs/decisions.md#fairvfl-theory-instances);
 - ``iota``: the Lemma 1 coefficient ``iota_t = eta - (L+1)/2 - L^2 (KQ+2)(KQ-1)/4``;
 - ``weighted_logistic_solution``: ``theta*(lam) = argmin_theta f(theta, lam)`` by L-BFGS;
 - ``fixed_point``: the exact dual ground truth by a bracketing root of
-  ``phi(lam) = D(theta*(lam)) - eps - c lam`` (§10.6).
+  ``phi(lam) = D(theta*(lam)) - eps - c lam`` (docs/decisions.md#fairvfl-fixed-point).
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ class Constants:
 
 
 def smoothness_constants(X: np.ndarray, groups: FairnessGroups, mu: float) -> Constants:
-    """§10.2: ``L_L = ||X||^2/(4n) + mu``, ``L_D = ||X_a||^2/(4|N^a|) + ||X_b||^2/(4|N^b|)``,
-    ``G_D = min(||X_a||/sqrt|N^a| + ||X_b||/sqrt|N^b|, mean_a ||X_i|| + mean_b ||X_i||)``,
-    ``L_12 = sqrt(2) G_D`` (spectral norms; logistic ``|l'| <= 1``, ``l'' <= 1/4``).
+    """docs/decisions.md#fairvfl-theory-instances: ``L_L = ||X||^2/(4n) + mu``, ``L_D =
+    ||X_a||^2/(4|N^a|) + ||X_b||^2/(4|N^b|)``, ``G_D = min(||X_a||/sqrt|N^a| + ||X_b||/sqrt|N^b|,
+    mean_a ||X_i|| + mean_b ||X_i||)``, ``L_12 = sqrt(2) G_D`` (spectral norms; logistic ``|l'| <=
+    1``, ``l'' <= 1/4``).
     """
     n = len(groups.y)
     Xa, Xb = X[groups.in_a], X[groups.in_b]
@@ -85,7 +87,9 @@ def weighted_logistic_solution(X, groups: FairnessGroups, lam, mu: float,
 
 
 class NoConvexRoot(ValueError):
-    """No multiplier with nonnegative weights satisfies the constraint (§10.6 item 4)."""
+    """No multiplier with nonnegative weights satisfies the constraint
+    (docs/decisions.md#fairvfl-fixed-point).
+    """
 
 
 @dataclass(frozen=True)
@@ -98,9 +102,9 @@ class FixedPoint:
 
 
 def fixed_point(X, groups: FairnessGroups, eps: float, mu: float, c: float) -> FixedPoint:
-    """§10.6 items 1-3: ``theta_unc``; if ``|D(theta_unc)| <= eps`` then ``lam* = 0``;
-    else the root of ``phi(lam) = sign * D(theta*(lam)) - eps - c lam`` on the multiplier of
-    the violated side, within the nonnegative-weight range.
+    """The ground truth of docs/decisions.md#fairvfl-fixed-point: ``theta_unc``; if ``|D(theta_unc)|
+    <= eps`` then ``lam* = 0``; else the root of ``phi(lam) = sign * D(theta*(lam)) - eps - c lam``
+    on the multiplier of the violated side, within the nonnegative-weight range.
     """
     n = len(groups.y)
 

@@ -1,7 +1,7 @@
 """CEO: calibrated equalized odds post-processing of Pleiss et al. (2017), [C] ref [19]
-(specs/fairvfl.md §4.3), on FedBCD's pooled scores.
+(docs/decisions.md#fairvfl-ceo), on FedBCD's pooled scores.
 
-The ``"fnr"`` cost is primary (specs/fairvfl.md §11 A8); ``"fpr"`` and ``"weighted"``
+The ``"fnr"`` cost is primary (docs/decisions.md#fairvfl-ceo-reading); ``"fpr"`` and ``"weighted"``
 (AIF360's default) are the alternatives. ``ceo_expected`` gives the exact expectations the
 records report; ``ceo_apply`` / ``ceo_postprocess`` draw once.
 """
@@ -23,7 +23,7 @@ from repro.fairvfl.postprocessing import (
 
 def ceo_mixing(h_train, Y01, a_mask, cost: str = "fnr") -> dict:
     """Pleiss et al. calibrated equalized odds: the group ``g_lo`` with the lower generalized
-    cost, its mixing rate ``alpha`` and the training base rates (§4.3).
+    cost, its mixing rate ``alpha`` and the training base rates (docs/decisions.md#fairvfl-ceo).
     """
     check_choice("cost", cost, ("fnr", "fpr", "weighted"))
     out = {}
@@ -65,8 +65,9 @@ def ceo_apply(mix: dict, z_test, s_test, rng: np.random.Generator):
 
 def ceo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
                     cost: str = "fnr"):
-    """Calibrated equalized odds (§4.3), one draw with ``Generator(PCG64(seed + 10_000))``.
-    The records report ``ceo_expected`` instead (issue #16 item 2).
+    """Calibrated equalized odds (docs/decisions.md#fairvfl-ceo), one draw with
+    ``Generator(PCG64(seed + 10_000))``. The records report ``ceo_expected`` instead (the exact
+    expectation per test row, free of the draw's noise).
     """
     check_postprocess_inputs(z_train, y_train, s_train, z_test, s_test)
     h_train = expit(np.asarray(z_train, dtype=np.float64))

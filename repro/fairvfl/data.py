@@ -1,14 +1,16 @@
 """Datasets of the Fair VFL papers: preprocessing, splits and the K = 6 party assignment.
 
-specs/fairvfl.md §5. Every table is built from the raw upstream files through the core
+docs/decisions.md#fairvfl-data. Every table is built from the raw upstream files through the core
 loaders, then:
 
-- labels ``y in {-1, +1}`` with ``y = +1`` the papers' *protected class* (§11 A12), so that
-  ``N^s = {i : s_i = s, y_i = +1}`` of Definition 1 are the positives of each group;
+- labels ``y in {-1, +1}`` with ``y = +1`` the papers' *protected class*
+  (docs/decisions.md#fairvfl-positive-class), so that ``N^s = {i : s_i = s, y_i = +1}`` of
+  Definition 1 are the positives of each group;
 - group ``s`` as a boolean array, ``True`` = group ``a`` (the first term of ``D = l^a - l^b``);
-- numeric columns z-scored with *training* statistics (§11 A2); one-hot columns stay 0/1;
+- numeric columns z-scored with *training* statistics (docs/decisions.md#fairvfl-scaling); one-hot
+  columns stay 0/1;
 - split of run ``r``: ``perm = Generator(PCG64(r)).permutation(n)``, the first ``n_train``
-  rows train (§5, "identical random seeds" for every method of a run).
+  rows train (docs/decisions.md#fairvfl-data, "identical random seeds" for every method of a run).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from repro.core.partition import vertical_split
 
 DATASETS = ("adult", "compas", "crime")
 
-# §5.4: party 1 first, contiguous blocks. [C] and [J] differ for COMPAS and C&C (§11 A4).
+# docs/decisions.md#fairvfl-partition: party 1 first, contiguous blocks. [C] and [J] differ for
+# COMPAS and C&C (docs/decisions.md#fairvfl-compas-partition).
 PARTY_SIZES = {
     "conf": {"adult": (19, 17, 17, 17, 17, 17), "compas": (6, 4, 4, 4, 4, 4),
              "crime": (19, 16, 16, 16, 16, 16)},
@@ -33,7 +36,8 @@ PARTY_SIZES = {
                 "crime": (49, 10, 10, 10, 10, 10)},
 }
 N_TRAIN = {"adult": 40_000, "compas": 4_800, "crime": 1_200}
-SMOKE_ADULT = (5_000, 4_000)  # §12.3: uniform subsample of 5,000 rows, 4,000 train
+# docs/decisions.md#fairvfl-cost: a uniform subsample of 5,000 rows, 4,000 train
+SMOKE_ADULT = (5_000, 4_000)
 
 _ADULT_CATEGORICAL = ("workclass", "education", "marital-status", "occupation",
                       "relationship", "race", "sex", "native-country")
@@ -66,7 +70,9 @@ class Table:
 
 @dataclass(frozen=True)
 class Split:
-    """One run's train/test split, scaled, with the party blocks of §5.4."""
+    """One run's train/test split, scaled, with the party blocks of
+    docs/decisions.md#fairvfl-partition.
+    """
 
     name: str
     X_train: np.ndarray
@@ -89,8 +95,9 @@ def _one_hot(column: np.ndarray, categories) -> np.ndarray:
 
 @cache
 def adult_table() -> Table:
-    """UCI Adult, 45,222 x 104 (§5.1): 6 numeric columns, then 98 one-hot columns with the
-    categories of each attribute in sorted order (sex_Female = column 61, sex_Male = 62).
+    """UCI Adult, 45,222 x 104 (docs/decisions.md#fairvfl-adult): 6 numeric columns, then 98 one-hot
+    columns with the categories of each attribute in sorted order (sex_Female = column 61, sex_Male
+    = 62).
     """
     parts = [load_adult("train"), load_adult("test")]
     X = np.concatenate([p.X for p in parts])
@@ -121,8 +128,8 @@ def _days(end: np.ndarray, start: np.ndarray) -> np.ndarray:
 @cache
 def compas_table() -> Table:
     """ProPublica COMPAS after the ProPublica filters and race in {AA, Caucasian}: 5,278 x 26
-    (§5.2, the feature list is a reconstruction, §11 A3). ``y = +1`` iff no two-year
-    recidivism; group a = African-American.
+    (the feature list is a reconstruction, docs/decisions.md#fairvfl-compas-features). ``y = +1``
+    iff no two-year recidivism; group a = African-American.
     """
     d = load_compas()
     h = d.feature_names
@@ -160,9 +167,9 @@ def compas_table() -> Table:
 
 @cache
 def crime_table() -> Table:
-    """UCI Communities & Crime: 1,994 x 99 (§5.3), features as given in [0, 1] (no scaling).
-    ``y = +1`` iff ViolentCrimesPerPop <= 0.375 (low crime, the protected class); group a =
-    racepctblack > 0.06.
+    """UCI Communities & Crime: 1,994 x 99 (docs/decisions.md#fairvfl-crime), features as given in
+    [0, 1] (no scaling). ``y = +1`` iff ViolentCrimesPerPop <= 0.375 (low crime, the protected
+    class); group a = racepctblack > 0.06.
     """
     d = load_crime()
     names = list(d.feature_names)
@@ -181,8 +188,8 @@ TABLES = {"adult": adult_table, "compas": compas_table, "crime": crime_table}
 def make_split(dataset: str, run: int, *, version: str = "conf", smoke: bool = False) -> Split:
     """Run ``run``'s split of ``dataset`` with training-statistics z-scoring and party blocks.
 
-    ``smoke`` (ADULT only, §12.3): the first 5,000 entries of the run's permutation, 4,000 of
-    them for training; the other datasets are used in full at every scale.
+    ``smoke`` (ADULT only, docs/decisions.md#fairvfl-cost): the first 5,000 entries of the run's
+    permutation, 4,000 of them for training; the other datasets are used in full at every scale.
     """
     table = TABLES[dataset]()
     perm = np.random.Generator(np.random.PCG64(run)).permutation(len(table.y))

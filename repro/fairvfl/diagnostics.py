@@ -1,4 +1,4 @@
-"""Cheap diagnostics behind the Fair VFL deviation entries (issue #16 item 3).
+"""Cheap diagnostics behind the Fair VFL deviation entries.
 
 ``DIAGNOSTICS`` is the registry: id -> ``Diagnostic`` (title, the claim it tests, function).
 ``majority_vs_eo`` needs only the data splits and the printed values (no training run);
@@ -57,7 +57,8 @@ class Diagnostic:
 
 def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
     """Accuracy (%) of the classifier that predicts the training split's majority label, on
-    the training and the test split of every run's split (specs/fairvfl.md §5), and their means.
+    the training and the test split of every run's split (docs/decisions.md#fairvfl-data), and their
+    means.
     """
     train, test = [], []
     for seed in seeds:
@@ -113,8 +114,8 @@ def dfpdfn_reading_counts(records, reported, stem: str = "fairvfl_journal_table1
 
     ``records``: objects with ``config`` and ``metrics`` (run records, ``ok`` ones only where
     the attribute exists). A row fits when the seed mean is within ``tolerance`` of the
-    printed value (specs/fairvfl.md §8: DFP/DFN +-0.05). Rows without records are counted as
-    missing.
+    printed value (docs/decisions.md#fairvfl-tables: DFP/DFN +-0.05). Rows without records are
+    counted as missing.
     Returns per reading ``{"fit": n, "rows": n_with_records, "by_dataset": {...}}`` and
     ``"missing"``.
     """
@@ -259,7 +260,8 @@ def adult_constraint_cost(reported, T: int = 2000, seeds: Iterable[int] = (0,),
                           inactive_run: bool = True) -> dict:
     """ADULT, [J] Table 1's LM: does the constraint cost accuracy, measured against FairVFL(0.5)?
 
-    [J] prints FairVFL(0.5), whose constraint is inactive (A24), 2.0 (Table 1) and 2.4
+    [J] prints FairVFL(0.5), whose constraint is inactive
+    (docs/decisions.md#fairvfl-j-table1-adult), 2.0 (Table 1) and 2.4
     (Table 2) points below its own FedBCD; measured against that row, its constraint costs
     0.3-1.7 points. Here, per seed of ``seeds`` at ``T`` rounds: FedBCD, FairVFL(0.5) and
     FairVFL(eps) for ``eps_values`` under Definition 1, and FairVFL(eps) for ``rejected_eps``
@@ -320,7 +322,7 @@ DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
     Diagnostic("fairvfl.dfpdfn_reading_counts",
                "DFP/DFN rows of [J] Table 1 each metric reading fits (from records)",
                "[J] §5.2 gives no formula for DFP/DFN; the readings of METRIC_READINGS are "
-               "told apart by how many printed rows they fit (issue #16 item 1)",
+               "told apart by how many printed rows they fit",
                dfpdfn_reading_counts),
     Diagnostic("fairvfl.adult_constraint_cost",
                "ADULT LM: accuracy the constraint costs against FairVFL(0.5), ours and [J]'s",

@@ -1,9 +1,9 @@
-"""EO: the derived predictor of Hardt, Price & Srebro (2016), [C] ref [10] (specs/fairvfl.md
-§4.2), on FedBCD's pooled scores.
+"""EO: the derived predictor of Hardt, Price & Srebro (2016), [C] ref [10]
+(docs/decisions.md#fairvfl-eo), on FedBCD's pooled scores.
 
 ``P(Y~ = 1 | Yhat, A)`` minimizes the training error subject to equalized odds (primary,
-specs/fairvfl.md §11 A7) or equal opportunity (``constraint="opportunity"``): an LP in 4
-variables solved exactly by HiGHS. ``eo_expected`` gives the exact expectations the records
+docs/decisions.md#fairvfl-eo-reading) or equal opportunity (``constraint="opportunity"``): an LP
+in 4 variables solved exactly by HiGHS. ``eo_expected`` gives the exact expectations the records
 report; ``eo_apply`` / ``eo_postprocess`` draw once (tests check the expectations against
 10^5 draws). The ROC-based reading of "EO" on continuous scores is ``roc_eo``.
 """
@@ -46,8 +46,9 @@ def _rates(yhat01: np.ndarray, Y01: np.ndarray, mask: np.ndarray):
 
 
 def eo_program(yhat01, Y01, a_mask, constraint: str = "odds") -> EOProgram:
-    """Build the Hardt et al. LP (§4.2). Error = sum_g [P_g (1 - TPR~_g) + N_g FPR~_g] / n with
-    ``TPR~_g = p_1g TPR_g + p_0g (1 - TPR_g)``, ``FPR~_g = p_1g FPR_g + p_0g (1 - FPR_g)``.
+    """Build the Hardt et al. LP (docs/decisions.md#fairvfl-eo). Error = sum_g [P_g (1 - TPR~_g) +
+    N_g FPR~_g] / n with ``TPR~_g = p_1g TPR_g + p_0g (1 - TPR_g)``, ``FPR~_g = p_1g FPR_g + p_0g (1
+    - FPR_g)``.
     """
     check_choice("constraint", constraint, ("odds", "opportunity"))
     yhat01, Y01 = np.asarray(yhat01), np.asarray(Y01)
@@ -75,7 +76,7 @@ def solve_eo_program(prog: EOProgram) -> tuple[np.ndarray, float]:
 
 def eo_fit(z_train, y_train, s_train, constraint: str = "odds") -> np.ndarray:
     """The mixing probabilities ``p = (p_1a, p_0a, p_1b, p_0b)`` of the Hardt et al. derived
-    predictor fitted on the training split (§4.2, §11 A9).
+    predictor fitted on the training split (docs/decisions.md#fairvfl-post-processing-fit).
     """
     z_train = check_vector("z_train", z_train)
     check_vector("y_train", y_train, length=len(z_train), length_of="z_train")
@@ -96,7 +97,8 @@ def _eo_prob_one(p: np.ndarray, z_test, s_test) -> tuple[np.ndarray, np.ndarray]
 
 def eo_apply(p: np.ndarray, z_test, s_test, rng: np.random.Generator):
     """One draw of the derived predictor: ``Y~ ~ Bernoulli(p_{Yhat,A})``; score-flip
-    convention ``p~ = p`` if the decision is kept, ``1 - p`` if flipped (§11 A10).
+    convention ``p~ = p`` if the decision is kept, ``1 - p`` if flipped
+    (docs/decisions.md#fairvfl-post-processing-deo).
     """
     prob_one, yhat = _eo_prob_one(p, z_test, s_test)
     ytilde = (rng.random(len(yhat)) < prob_one).astype(int)
@@ -107,8 +109,9 @@ def eo_apply(p: np.ndarray, z_test, s_test, rng: np.random.Generator):
 
 def eo_postprocess(z_train, y_train, s_train, z_test, s_test, seed: int, *,
                    constraint: str = "odds"):
-    """Hardt et al. derived predictor (§4.2), one draw with ``Generator(PCG64(seed +
-    10_000))``. The records report ``eo_expected`` instead (issue #16 item 2).
+    """Hardt et al. derived predictor (docs/decisions.md#fairvfl-eo), one draw with
+    ``Generator(PCG64(seed + 10_000))``. The records report ``eo_expected`` instead (the exact
+    expectation per test row, free of the draw's noise).
     """
     check_postprocess_inputs(z_train, y_train, s_train, z_test, s_test)
     p = eo_fit(z_train, y_train, s_train, constraint)

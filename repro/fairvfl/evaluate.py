@@ -1,4 +1,4 @@
-"""Test-split metrics of specs/fairvfl.md §6 (fractions; experiments print percent).
+"""Test-split metrics of docs/decisions.md#fairvfl-metrics (fractions; experiments print percent).
 
 One code path for deterministic models and randomized post-processors: a predictor is given by
 ``q_i = P(Y~_i = +1)`` (0/1 for a decision), the per-row loss used by the DEO (its expectation
@@ -58,5 +58,5 @@ def metrics_from_predictor(y, s, q, losses, scores) -> dict[str, float]:
 
 
 def post_processed_losses(p_tilde) -> np.ndarray:
-    """``-log p~`` with ``p~`` clipped to [1e-12, 1] (§6)."""
+    """``-log p~`` with ``p~`` clipped to [1e-12, 1] (docs/decisions.md#fairvfl-metrics)."""
     return -np.log(np.clip(np.asarray(p_tilde, dtype=np.float64), 1e-12, 1.0))

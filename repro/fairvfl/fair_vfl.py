@@ -1,7 +1,7 @@
 """Fair VFL: asynchronous gradient coordinate-descent ascent, and FedBCD (lam = 0).
 
-Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); specs/fairvfl.md §2.2-2.5. One round
-``t -> t + 1`` (Gauss-Seidel order of [C](9)-(10) / [J](10)-(11), §11 A20):
+Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); docs/decisions.md#fairvfl-one-run. One round
+``t -> t + 1`` (Gauss-Seidel order of [C](9)-(10) / [J](10)-(11), docs/decisions.md#fairvfl-order):
 
 1. the server broadcasts ``(z^(t), lam^(t))`` to active parties and ``nu^(t) = w(lam^(t)) o(z^(t))``
    ([J](12)) to passive parties;
@@ -13,9 +13,10 @@ Papers: [C] Alg. 1-2 (000), [J] Alg. 1-3 (001); specs/fairvfl.md §2.2-2.5. One 
 4. the server's dual step ``lam^(t+1) = [lam^(t) + beta grad_lam f~_t(theta^(t+1), lam^(t))]_+``.
 
 ``Q_k^(t) = Q`` in mode ``exact`` ([C] Fig. 2) or ``~ Uniform{1..Q}`` in mode ``random``
-(drawn in the order (t, k) from ``numpy.random.default_rng(rng)``, §2.4). FedBCD ([C] ref [7],
-§4.1, :mod:`repro.fairvfl.fedbcd`) is the same routine with ``fair=False``: lam stays 0, so
-``w = 1/n`` exactly.
+(drawn in the order (t, k) from ``numpy.random.default_rng(rng)``,
+docs/decisions.md#fairvfl-special-cases). FedBCD ([C] ref [7], docs/decisions.md#fairvfl-fedbcd,
+:mod:`repro.fairvfl.fedbcd`) is the same routine with ``fair=False``: lam stays 0, so ``w = 1/n``
+exactly.
 
 The class follows :mod:`repro.core.algorithm`: ``FairVFL(problem, config, *, init, rng,
 backend)``, ``step() -> VFLRoundMessages``, ``run(rounds, stop=, callback=)``.
@@ -42,17 +43,18 @@ BACKENDS = ("vectorized", "loop")
 
 @dataclass(frozen=True)
 class FairVFLConfig:
-    """Hyperparameters (§7): ``eta`` = inverse primal step, ``beta`` = dual step (§11 A19),
-    ``c`` = dual regularization ``c_t`` (constant in the experiments), ``mu`` = ridge weight
-    (``None`` -> 2/n, [J] §5.1), ``roles``: ``"conf"`` (all active) or ``"journal"``
-    (party 0 active, the rest passive), ``fair=False``: FedBCD (lam stays 0).
+    """Hyperparameters (docs/decisions.md#fairvfl-hyperparameters): ``eta`` = inverse primal step,
+    ``beta`` = dual step (docs/decisions.md#fairvfl-beta-step), ``c`` = dual regularization ``c_t``
+    (constant in the experiments), ``mu`` = ridge weight (``None`` -> 2/n, [J] §5.1), ``roles``:
+    ``"conf"`` (all active) or ``"journal"`` (party 0 active, the rest passive), ``fair=False``:
+    FedBCD (lam stays 0).
 
     ``eta=None`` (the default) means the papers' ``eta_t = 100`` ([C] §V-A, [J] §5.1) when
     every party is a :class:`~repro.fairvfl.models.LinearBlock`; with any other block
     (``MLPBlock``) :class:`FairVFL` raises ``ValueError`` and asks for an explicit ``eta``:
     [J] §5.1 prints ``eta_t = 100`` for both models, but at that step our MLP stays at the
-    majority rate (specs/fairvfl.md §3.2,
-    ``docs/deviations.md#fairvfl-mlp-architecture-and-step-a15``);
+    majority rate (docs/decisions.md#fairvfl-mlp,
+    ``docs/deviations.md#fairvfl-mlp-architecture-and-step``);
     the experiments use ``eta = 2`` for the MLP. Neither step is chosen silently.
 
     ``eta_schedule`` / ``c_schedule``: the round-dependent ``eta_t`` and ``c_t`` of Theorem 2
@@ -131,7 +133,8 @@ class VFLRoundMessages(RoundMessages):
 def init_generator(seed: int, party: int):
     """The ``torch.Generator`` of party ``party``'s initial model in a run seeded ``seed``:
     seeded with ``SeedSequence([seed, party])``, so it depends on the run and the party only
-    (FedBCD and every FairVFL(eps) of a run start from the same network, claims J1b/J1d, §9).
+    (FedBCD and every FairVFL(eps) of a run start from the same network, claims J1b/J1d,
+    docs/decisions.md#fairvfl-figures).
     """
     import torch
 
@@ -205,7 +208,7 @@ class FairVFL:
             self.parties.append(party)
             check_rows(f"blocks[{k}]", len(party.u), self.n, "y",
                        "every party's block must hold the same samples, in the order of y")
-        self.server.receive([p.upload() for p in self.parties])  # initial upload (§2.2)
+        self.server.receive([p.upload() for p in self.parties])  # initial upload
         self.state = RoundState(loss=self.objective(), d=groups.deo_signed(self.server.z))
 
     # ---------------------------------------------------------------- observation (not sent)
@@ -245,7 +248,9 @@ class FairVFL:
 
     # ---------------------------------------------------------------- one round
     def local_steps(self) -> list[int]:
-        """``Q_k^(t)`` for every party (passive parties: 1), §2.4."""
+        """``Q_k^(t)`` for every party (passive parties: 1),
+        docs/decisions.md#fairvfl-special-cases.
+        """
         out = []
         for p in self.parties:
             if isinstance(p, PassiveParty):
@@ -319,6 +324,7 @@ def _primal_eta(config: FairVFLConfig, blocks: list) -> float | None:
     name = type(blocks[other[0]]).__name__
     raise ValueError(
         f"eta must be given for blocks[{other[0]}] ({name}): [J] §5.1's eta_t = 100 is the "
-        f"linear model's step and leaves an MLPBlock at the majority rate (specs/fairvfl.md §3.2, "
-        f"docs/deviations.md#fairvfl-mlp-architecture-and-step-a15); the experiments use "
+        f"linear model's step and leaves an MLPBlock at the majority rate "
+        f"(docs/decisions.md#fairvfl-mlp, "
+        f"docs/deviations.md#fairvfl-mlp-architecture-and-step); the experiments use "
         f"FairVFLConfig(eta=2.0)")

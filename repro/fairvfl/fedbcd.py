@@ -1,4 +1,5 @@
-"""FedBCD ([C] ref. [7], §4.1 of specs/fairvfl.md): Fair VFL without the fairness constraint.
+"""FedBCD ([C] ref. [7], docs/decisions.md#fairvfl-fedbcd): Fair VFL without the fairness
+constraint.
 
 FedBCD is the round of :class:`~repro.fairvfl.fair_vfl.FairVFL` with ``fair=False``: the dual
 variable ``lam`` stays 0, so every sample weighs ``w_i = 1/n`` in [J](12) and the primal steps
@@ -14,10 +15,10 @@ from repro.fairvfl.problem import VFLProblem
 
 
 class FedBCD(FairVFL):
-    """FedBCD ([C] ref. [7], §4.1): :class:`FairVFL` with ``fair=False``, so lam stays 0 and
-    every sample weighs 1/n. ``config`` (default ``FairVFLConfig(fair=False)``) is used with
-    ``fair=False`` whatever its ``fair`` (its ``eps`` and ``c`` then act on nothing);
-    ``init``, ``rng`` and ``backend`` are those of :class:`FairVFL`.
+    """FedBCD ([C] ref. [7], docs/decisions.md#fairvfl-fedbcd): :class:`FairVFL` with
+    ``fair=False``, so lam stays 0 and every sample weighs 1/n. ``config`` (default
+    ``FairVFLConfig(fair=False)``) is used with ``fair=False`` whatever its ``fair`` (its ``eps``
+    and ``c`` then act on nothing); ``init``, ``rng`` and ``backend`` are those of :class:`FairVFL`.
     """
 
     def __init__(self, problem: VFLProblem, config: FairVFLConfig | None = None, *,

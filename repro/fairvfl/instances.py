@@ -1,9 +1,10 @@
-"""Small instances for the tests, theory checks and benchmarks (specs/fairvfl.md §10.1).
+"""Small instances for the tests, theory checks and benchmarks
+(docs/decisions.md#fairvfl-theory-instances).
 
 ``synthetic_instance``: ``X ~ N(0, I)``, ``s_i ~ Bernoulli(p_a)`` (True = group a),
 ``y_i = sign(X_i^T w* + 1.0 * 1[s_i = a] + noise * xi_i)`` (``noise = 0.3`` in
-specs/fairvfl.md §10.1) with 0 mapped to +1, and the columns split into ``K`` contiguous
-party blocks. ``linear_blocks``: one linear model block per party over its own columns.
+docs/decisions.md#fairvfl-theory-instances) with 0 mapped to +1, and the columns split into ``K``
+contiguous party blocks. ``linear_blocks``: one linear model block per party over its own columns.
 """
 
 from __future__ import annotations

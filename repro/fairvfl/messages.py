@@ -1,4 +1,4 @@
-"""One message type per arrow of one Fair VFL round (specs/fairvfl.md §2.1).
+"""One message type per arrow of one Fair VFL round (docs/decisions.md#fairvfl-roles).
 
 | step | direction                          | type              | content          |
 |------|------------------------------------|-------------------|------------------|
@@ -42,7 +42,7 @@ class Upload:
 
 
 def payload_floats(message: ActiveBroadcast | PassiveBroadcast | Upload) -> int:
-    """Number of floats a message carries (§2.1 table: n + 2, n, n)."""
+    """Number of floats a message carries (docs/decisions.md#fairvfl-roles table: n + 2, n, n)."""
     if isinstance(message, ActiveBroadcast):
         return message.z.size + message.lam.size
     if isinstance(message, PassiveBroadcast):

@@ -1,4 +1,4 @@
-"""DFP / DFN under every reading [J] allows (issue #16 item 1; specs/fairvfl.md §6, A11).
+"""DFP / DFN under every reading [J] allows (docs/decisions.md#fairvfl-dfp-dfn).
 
 [J] §5.2 names the metrics ("the difference between false-positive rates (DFP), and the
 difference between false-negative rates (DFN)") and gives no formula, no coding of the positive
@@ -8,7 +8,8 @@ choosing one is a *metric reading*: it needs no rerun.
 Every rate is computed from ``q_i = P(Y~_i = +1)`` (a 0/1 decision for a deterministic model,
 the exact probability of a randomized post-processor) and the score ``h_i`` (the model's
 probability of ``y = +1``; post-processed where the post-processor changes it), with ``y`` in
-{-1, +1}, ``y = +1`` the protected class of specs/fairvfl.md §5 and ``s`` True = group a.
+{-1, +1}, ``y = +1`` the protected class (docs/decisions.md#fairvfl-positive-class) and ``s``
+True = group a.
 
 | reading   | FP rate of group g                       | FN rate of group g                     |
 |-----------|------------------------------------------|----------------------------------------|

@@ -1,4 +1,4 @@
-"""Per-party model blocks ``g_k(theta_k; X^k)`` (specs/fairvfl.md §3).
+"""Per-party model blocks ``g_k(theta_k; X^k)`` (docs/decisions.md#fairvfl-models).
 
 A block is bound to its party's feature matrix. It returns the contribution
 ``u_k = g_k(theta_k; X^k)`` (float64 numpy, what is uploaded) and the vector-Jacobian product
@@ -7,7 +7,8 @@ A block is bound to its party's feature matrix. It returns the contribution
 
 - ``LinearBlock``: ``g_k = X^k theta_k`` ([C] §III-A, [J] §3.1), ``theta^(0) = 0``.
 - ``MLPBlock``: ``Linear(m_k, h1) -> ReLU -> Linear(h1, h2) -> ReLU -> Linear(h2, 1)`` ([J]
-  §5.1 "2 hidden layers"; widths and activation are §11 A15), PyTorch default init.
+  §5.1 "2 hidden layers"; widths and activation: docs/decisions.md#fairvfl-mlp), PyTorch default
+  init.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ class LinearBlock:
         self.X = _party_rows(X)
         self.dim = self.X.shape[1]
         # A sparse X is kept once as CSC, and (X^k)^T as the CSR view of the same arrays
-        # (issue #33): ``X @ theta`` by the CSC kernel is 2-3x faster on ADULT's one-hot blocks
-        # than by CSR, and ``X.T @ nu`` on a CSR X built a CSC view per call (~40 % of the VJP)
-        # and scattered. Every kernel sums an output's terms in the same order (a row's
+        # (the products are the hot path): ``X @ theta`` by the CSC kernel is 2-3x faster on ADULT's
+        # one-hot blocks than by CSR, and ``X.T @ nu`` on a CSR X built a CSC view per call (~40 %
+        # of the VJP) and scattered. Every kernel sums an output's terms in the same order (a row's
         # X_ij theta_j over j ascending, a feature's nu_i X_ij over i ascending, each from 0),
         # so the results are bitwise scipy's CSR products (tests/fairvfl/
         # test_fairvfl_algorithm.py).

@@ -1,4 +1,5 @@
-"""The three roles of Fair VFL as separate objects (specs/fairvfl.md §2.1-2.2).
+"""The three roles of Fair VFL as separate objects (docs/decisions.md#fairvfl-roles,
+docs/decisions.md#fairvfl-one-run).
 
 - ``Server`` ([C] Alg. 2, [J] Alg. 1): holds ``y, s, eps, beta, c_t`` and ``lam``; sums the
   uploads into ``z``, broadcasts, takes the projected dual step [C](9) / [J](10).
@@ -34,14 +35,16 @@ class _Party:
         self.mu = mu
         self.u = block.forward(theta0)
         self.inbox: deque = deque(maxlen=INBOX_SIZE)
-        self.last_increments_sq = 0.0  # sum_q ||theta_k^(t,q+1) - theta_k^(t,q)||^2 (§2.4)
+        self.last_increments_sq = 0.0  # sum_q ||theta_k^(t,q+1) - theta_k^(t,q)||^2
         self.last_steps = 0
 
     def upload(self) -> Upload:
         return Upload(self.index, self.u.copy())
 
     def test_contribution(self, X_test) -> np.ndarray:
-        """Evaluation-time upload ``g_k(theta_k; X_test^k)`` (§2.1, last bullet)."""
+        """Evaluation-time upload ``g_k(theta_k; X_test^k)`` (docs/decisions.md#fairvfl-roles, last
+        bullet).
+        """
         return self.block.forward(self.theta, X_test)
 
     def _gradient_step(self, th, nu: np.ndarray, step: float):
@@ -135,7 +138,7 @@ class Server:
         """``nu(z, lam)``, on the very array sent to the active parties when there is one this
         round (the same values as ``z``): ``FairnessGroups.masked_message`` keeps the last
         result by the array's identity, so the active party's first step reuses this ``nu``
-        instead of computing it again ([J] rounds: one ``nu`` per round, not two; issue #33).
+        instead of computing it again ([J] rounds: one ``nu`` per round, not two).
         """
         z = self.z if self._z_sent is None else self._z_sent
         return PassiveBroadcast(self.groups.masked_message(z, self.lam))

@@ -1,12 +1,13 @@
-"""What the post-processing baselines EO and CEO share (specs/fairvfl.md §4.2-§4.4).
+"""What the post-processing baselines EO and CEO share (docs/decisions.md#fairvfl-eo,
+docs/decisions.md#fairvfl-ceo, docs/decisions.md#fairvfl-pooling).
 
-Both are fitted on FedBCD's pooled training scores (specs/fairvfl.md §11 A9) and applied to
-the test split: ``y`` in {-1, +1}, ``s`` True = group a. Both are randomized predictors; a
-record reports their exact expectations per test row (``ExpectedPrediction``, issue #16 item 2)
+Both are fitted on FedBCD's pooled training scores (docs/decisions.md#fairvfl-post-processing-fit)
+and applied to the test split: ``y`` in {-1, +1}, ``s`` True = group a. Both are randomized
+predictors; a record reports their exact expectations per test row (``ExpectedPrediction``)
 and, for continuity, one draw with ``Generator(PCG64(seed + TEST_SEED_OFFSET))``. The score-flip
-convention (a flipped decision replaces the score ``h`` by ``1 - h``) is specs/fairvfl.md §11
-A10. The algorithms: ``eo`` (Hardt et al.), ``ceo`` (Pleiss et al.), ``roc_eo`` (Hardt et al.
-on the continuous score).
+convention (a flipped decision replaces the score ``h`` by ``1 - h``) is
+docs/decisions.md#fairvfl-post-processing-deo. The algorithms: ``eo`` (Hardt et al.), ``ceo``
+(Pleiss et al.), ``roc_eo`` (Hardt et al. on the continuous score).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from scipy.special import expit
 from repro.core.validation import check_labels, check_vector
 from repro.fairvfl.evaluate import post_processed_losses
 
-TEST_SEED_OFFSET = 10_000  # specs/fairvfl.md §4.2: Generator(PCG64(seed_run + 10_000))
+TEST_SEED_OFFSET = 10_000  # docs/decisions.md#fairvfl-eo: Generator(PCG64(seed_run + 10_000))
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class ExpectedPrediction:
 
 def flip_expectation(q, z_test) -> ExpectedPrediction:
     """Expectations of a predictor that flips the base decision ``1[z >= 0]`` at random with
-    ``P(Y~ = 1) = q`` and, where it flips, replaces the score ``h`` by ``1 - h`` (§11 A10).
+    ``P(Y~ = 1) = q`` and, where it flips, replaces the score ``h`` by ``1 - h``
+    (docs/decisions.md#fairvfl-post-processing-deo).
     """
     q = np.asarray(q, dtype=np.float64)
     h = expit(np.asarray(z_test, dtype=np.float64))

@@ -1,7 +1,7 @@
 """The Fair VFL problem on the training data: objective, DEO constraint, Lagrangian and
 gradients ([C](1)-(8), [J](1)-(9), (12)), written once and used by every party.
 
-specs/fairvfl.md §1. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
+docs/decisions.md#fairvfl. With scores ``z`` (``z_i = sum_k g_k(theta_k, X_i^k)``):
 
 - logistic loss ``l(z, y) = log(1 + exp(-y z))`` and its derivative
   ``o_i = dl/dz_i = -y_i sigmoid(-y_i z_i)``;
@@ -68,7 +68,7 @@ class FairnessGroups:
         """[J](12) weights ``w(lam)``; exactly ``1/n`` everywhere when ``lam1 = lam2``."""
         return 1.0 / self.n + float(lam[0] - lam[1]) * self.coef
 
-    # Computed once per problem, not per round (issue #33): ``-y`` and the rows of N^a, N^b.
+    # Computed once per problem, not per round (they never change): ``-y`` and the rows of N^a, N^b.
     # The values are those the per-round ``-self.y`` and ``z[self.in_a]`` gave, so every
     # result is bitwise the same.
     @cached_property
@@ -94,7 +94,7 @@ class FairnessGroups:
         if self._memo is not None and self._memo[0] is z and self._memo[1] == key:
             return self._memo[2]
         # w(lam) is the same for every local step of a round (Q > 1 reads a new z each
-        # step): kept for the last lam (issue #33).
+        # step): kept for the last lam.
         if self._weights_memo is None or self._weights_memo[0] != key:
             object.__setattr__(self, "_weights_memo", (key, self.weights(lam)))
         nu = self._weights_memo[1] * self.loss_derivative(z)

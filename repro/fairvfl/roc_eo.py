@@ -1,8 +1,8 @@
 """Equalized odds on continuous scores: Hardt, Price & Srebro (2016) §4.2 ([C] ref [10]).
 
 A reading of [J]'s "EO" beside the primary derived predictor from the thresholded decision
-(``eo.eo_fit``, specs/fairvfl.md §4.2): here the post-processor may use the score ``h = sigma(z)``
-itself. Per group g every threshold classifier ``1[h >= t]`` gives a ROC point
+(``eo.eo_fit``, docs/decisions.md#fairvfl-eo): here the post-processor may use the score ``h =
+sigma(z)`` itself. Per group g every threshold classifier ``1[h >= t]`` gives a ROC point
 ``(FPR_g(t), TPR_g(t))`` on the training split; its reflection ``1[h < t]`` gives
 ``(1 - FPR, 1 - TPR)``. A randomized predictor mixes them with weights ``w_g`` (sum 1), and the
 equalized-odds predictor of least training error is the LP
@@ -12,7 +12,8 @@ equalized-odds predictor of least training error is the LP
 
 solved exactly by HiGHS (every distinct ROC point is a variable: no grid). Its expectations on
 the test split follow from the weights (``ExpectedPrediction``; the loss-based DEO uses the
-score-flip convention relative to the base decision ``1[z >= 0]``, §11 A10).
+score-flip convention relative to the base decision ``1[z >= 0]``,
+docs/decisions.md#fairvfl-post-processing-deo).
 """
 
 from __future__ import annotations

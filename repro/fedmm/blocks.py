@@ -1,6 +1,6 @@
 """The flat parameter vector ``theta = [omega; psi]`` of paper 004's algorithms and its
 coordinate blocks, each with its own step, penalty and gradient multiplier
-(specs/fedmm.md §1.4, block-wise form; §5).
+(docs/decisions.md#fedmm-algorithm, block-wise form; docs/decisions.md#fedmm-hyperparameters).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ class Block:
     """One coordinate block of ``theta`` with its own step, penalty and gradient multiplier.
 
     ``eta`` is eta1 (omega blocks) or eta2 (psi blocks); ``mu`` is mu1 or mu2; ``scale`` is the
-    authors' code's per-block gradient multiplier s_b (1 in the paper form, specs/fedmm.md §5).
+    authors' code's per-block gradient multiplier s_b (1 in the paper form,
+    docs/decisions.md#fedmm-hyperparameters).
     """
 
     name: str
@@ -50,8 +51,9 @@ def check_blocks(blocks) -> tuple[Block, ...]:
     return blocks
 
 
-# Sec. 6, "Hyper-parameters" (MNIST -> MNIST-M, the paper form of specs/fedmm.md §5): one step
-# eta = 0.01 for both players and the penalty mu = 1
+# Sec. 6, "Hyper-parameters" (MNIST -> MNIST-M, the paper form of
+# docs/decisions.md#fedmm-hyperparameters): one step eta = 0.01 for both players and the penalty mu
+# = 1
 PAPER_ETA, PAPER_MU = 0.01, 1.0
 
 

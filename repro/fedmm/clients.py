@@ -1,4 +1,5 @@
-"""Client allocation with label/domain imbalance p and the per-client minibatch streams (§4.3).
+"""Client allocation with label/domain imbalance p and the per-client minibatch streams
+(docs/decisions.md#fedmm-clients).
 
 Two clients: client 1 holds the first floor(p n_S) source and the first floor((1-p) n_T)
 target examples, client 2 the rest (authors' ``source_ratio``/``target_ratio`` slices). p = 1
@@ -33,8 +34,8 @@ class ClientData:
 
 
 def allocate_two_clients(n_source: int, n_target: int, p: float) -> tuple[ClientData, ClientData]:
-    """specs/fedmm.md §4.3: client 1 gets the first floor(p n_S) source and floor((1-p) n_T) target
-    rows.
+    """docs/decisions.md#fedmm-clients: client 1 gets the first floor(p n_S) source and floor((1-p)
+    n_T) target rows.
     """
     check_range("p", p, low=0, high=1)
     ks, kt = int(np.floor(p * n_source)), int(np.floor((1 - p) * n_target))
@@ -53,7 +54,8 @@ def allocate_split_clients(n_source: int, n_target: int, n_src_clients: int,
 
 
 def code_evaluated_client(clients) -> int:
-    """Index of the client whose local model the authors' code evaluates (specs/fedmm.md §6).
+    """Index of the client whose local model the authors' code evaluates
+    (docs/decisions.md#fedmm-metrics).
 
     The code evaluates the session weights after a round: the LAST client's local model
     before the dual shift. Its runs use ``source_ratio=0, target_ratio=1``, so its client 1 is

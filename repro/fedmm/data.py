@@ -1,5 +1,6 @@
-"""The derived data of paper 004: MNIST -> MNIST-M (specs/fedmm.md §4.1) and the Office-31
-features (§3.2, §4.2).
+"""The derived data of paper 004: MNIST -> MNIST-M (docs/decisions.md#fedmm-mnist-data) and the
+Office-31 features (docs/decisions.md#fedmm-office-model,
+docs/decisions.md#fedmm-office-data).
 
 MNIST splits as TensorFlow's ``read_data_sets`` (authors' code): train = official train images
 5,000..59,999 (55,000), validation = the first 5,000, test = the official 10,000. Digits are

@@ -1,5 +1,5 @@
-"""FedAvgGDA, Algorithm 2 of paper 004 with L_i = f_i (specs/fedmm.md §2): the local GDA of
-:mod:`repro.fedmm.local_gda` with no prox and no duals, followed by plain averaging. Also the
+"""FedAvgGDA, Algorithm 2 of paper 004 with L_i = f_i (docs/decisions.md#fedmm-baselines): the local
+GDA of :mod:`repro.fedmm.local_gda` with no prox and no duals, followed by plain averaging. Also the
 round of FedProxGDA (:mod:`repro.fedmm.fedprox_gda`, the prox term on) and FedSGDA
 (:mod:`repro.fedmm.fedsgda`, one local step).
 """

@@ -7,8 +7,8 @@ omega, ``d = beta`` on psi)::
     theta_i^{t+} = theta_i^{t+1} + (eta3^t / mu_b) d_i^{t+1}                          (15)
     theta0^{t+1} = (1/N) sum_i theta_i^{t+}                                           (16)
 
-The paper's "dual descent/ascent" labels are swapped (specs/fedmm.md §1.4) but the formulas are
-these. Alg. 3 line 19 prints ``psi_i^{t+1}`` for the server's psi average; (16) (with
+The paper's "dual descent/ascent" labels are swapped (docs/decisions.md#fedmm-algorithm) but the
+formulas are these. Alg. 3 line 19 prints ``psi_i^{t+1}`` for the server's psi average; (16) (with
 ``psi_i^{t+}``) is used, as in the authors' code.
 """
 
@@ -33,9 +33,9 @@ class FedMMConfig:
     (11)-(12) and the eta3 base of (15).
 
     ``local_steps`` M: 20 in every experiment of Sec. 6 (Fig. 4 also 25). ``eta3`` is the
-    per-round base c with eta_3^t = c**t (t = 0, 1, ...; specs/fedmm.md §10.13); the paper uses
-    1/1.0005 (DANN), 1/1.0002 (CDAN), 1/1.0001 (MDD). ``eta3_constant`` uses c in every round
-    instead (the theory checks' "constant eta3", specs/fedmm.md §9.2 T1/T3).
+    per-round base c with eta_3^t = c**t (t = 0, 1, ...; docs/decisions.md#fedmm-eta3); the paper
+    uses 1/1.0005 (DANN), 1/1.0002 (CDAN), 1/1.0001 (MDD). ``eta3_constant`` uses c in every round
+    instead (the theory checks' "constant eta3", docs/decisions.md#fedmm-theory-checks).
     """
 
     blocks: tuple[Block, ...]

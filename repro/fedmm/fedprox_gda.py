@@ -1,5 +1,5 @@
-"""FedProxGDA, Algorithm 2 of paper 004 with FedProx's L_i of line 6 (specs/fedmm.md §2): the
-local GDA adds ``mu (theta - theta0^t)``.
+"""FedProxGDA, Algorithm 2 of paper 004 with FedProx's L_i of line 6
+(docs/decisions.md#fedmm-baselines): the local GDA adds ``mu (theta - theta0^t)``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""FedSGDA (Peng et al.; Algorithm 1 of paper 004, body lost in the text; specs/fedmm.md §2):
-one stochastic gradient per client at the global point, averaged by the server.
+"""FedSGDA (Peng et al.; Algorithm 1 of paper 004, body lost in the text;
+docs/decisions.md#fedmm-baselines): one stochastic gradient per client at the global point, averaged
+by the server.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ class FedSGDAConfig:
 
 
 class FedSGDA(FedAvgGDA):
-    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text; specs/fedmm.md §2): one
-    stochastic gradient per client at the global point, averaged by the server. Identical to
-    FedAvgGDA with M = 1 and no prox.
+    """Peng et al.'s FedSGDA (Algorithm 1, body lost in the text;
+    docs/decisions.md#fedmm-baselines): one stochastic gradient per client at the global point,
+    averaged by the server. Identical to FedAvgGDA with M = 1 and no prox.
     """
 
     @property

@@ -1,7 +1,7 @@
 """The ``graphed`` local-step backend: one round's M local GDA steps of all clients, with the
 round's minibatches drawn up front and, on a CUDA device, replayed from a captured CUDA graph.
 
-Why (issue #20): on an H100 one vmapped two-client step of the MNIST CNN took 12-21 ms
+Why: on an H100 one vmapped two-client step of the MNIST CNN took 12-21 ms
 (``make bench`` there: CPU 1 thread over CUDA 14-31x), against well under 1 ms of arithmetic
 (about 7.6-9.4 GFLOP per step). The time went to launching a few hundred small kernels from
 Python, and to the blocking host-to-device copies of each step's minibatch indices and dropout

@@ -1,6 +1,6 @@
 """Small instances of paper 004's saddle problem for the tests, the theory checks
 (``theory/fedmm/``) and the benchmarks (``bench/fedmm.py``): the deterministic families of
-specs/fedmm.md §9.1 and a DA problem on random images.
+docs/decisions.md#fedmm-theory-instances and a DA problem on random images.
 
 Q: f_i(w, p) = 1/2 w'A_i w + w'B_i p - 1/2 p'C_i p + a_i'w - c_i'p, strongly concave in p,
 Phi strongly convex, omega-block possibly indefinite per client. P(p): Q with N = 2 whose
@@ -25,7 +25,9 @@ Tensor = torch.Tensor
 
 @dataclass(frozen=True)
 class QuadInstance:
-    """The quadratic family Q of specs/fedmm.md §9.1: per-client (A_i, B_i, C_i, a_i, c_i)."""
+    """The quadratic family Q of docs/decisions.md#fedmm-theory-instances: per-client (A_i, B_i,
+    C_i, a_i, c_i).
+    """
 
     A: np.ndarray  # (N, d1, d1)
     B: np.ndarray  # (N, d1, d2)
@@ -71,7 +73,7 @@ class QuadInstance:
 
 def gen_Q(seed: int, N: int = 4, d1: int = 6, d2: int = 4, het: float = 1.0,
           indef: bool = True) -> QuadInstance:
-    """specs/fedmm.md §9.1 generator (order of draws as specified)."""
+    """docs/decisions.md#fedmm-theory-instances generator (order of draws as specified)."""
     rng = np.random.default_rng(seed)
     A, B, C, a, c = [], [], [], [], []
     for _ in range(N):
@@ -140,7 +142,8 @@ class ExactLocalSolver:
 # -- NL: a nonlinear instance where the propositions are not linear identities ----------------
 @dataclass(frozen=True)
 class NLInstance:
-    """Q plus two nonlinear terms (specs/fedmm.md §9.1 NC, extended with a nonlinear coupling):
+    """Q plus two nonlinear terms (docs/decisions.md#fedmm-theory-instances NC, extended with a
+    nonlinear coupling):
 
     f_i(w, p) = Q_i(w, p) + gamma sum_k cos(w_k + phi_ik) + gamma sum_{k < d2} b_ik sin(w_k) p_k.
 

@@ -1,4 +1,5 @@
-"""The networks of paper 004 (specs/fedmm.md §3), written functionally over a flat parameter vector.
+"""The networks of paper 004 (docs/decisions.md#fedmm-models), written functionally over a flat
+parameter vector.
 
 A :class:`DANet` lists its parameters (name, shape, player) in order; ``flat`` vectors are the
 concatenation in that order, omega (feature extractor, bottleneck, label predictor) first and
@@ -8,7 +9,8 @@ once. Dropout masks are inputs (drawn by the caller from its own ``torch.Generat
 global random state.
 
 Initialisation [authors' code, ``utils.py``]: weights ~ N(0, 0.1^2) truncated at +-2 sigma,
-biases 0.1 (specs/fedmm.md §3). BatchNorm affine parameters (Office bottleneck): weight 1, bias 0.
+biases 0.1 (docs/decisions.md#fedmm-models). BatchNorm affine parameters (Office bottleneck): weight
+1, bias 0.
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ def _adv_in(method: str, feature_dim: int, n_classes: int) -> int:
 
 
 class MnistNet(DANet):
-    """The "toybase" CNN of the authors' code for MNIST -> MNIST-M (specs/fedmm.md §3.1).
+    """The "toybase" CNN of the authors' code for MNIST -> MNIST-M
+    (docs/decisions.md#fedmm-mnist-model).
 
     Conv(3->32, 5x5, pad 2) ReLU MaxPool2 -> Conv(32->48, 5x5, pad 2) ReLU MaxPool2 -> 2352-d.
     DANN/CDAN label predictor 2352-100-100-10; MDD 2352-200-200-10 with dropout 0.5; domain
@@ -171,8 +174,8 @@ class MnistNet(DANet):
 
 
 class OfficeHeads(DANet):
-    """Bottleneck + label predictor + adversarial head on frozen backbone features (specs/fedmm.md
-    §3.2).
+    """Bottleneck + label predictor + adversarial head on frozen backbone features
+    (docs/decisions.md#fedmm-office-model).
 
     Bottleneck Linear(d -> 1024) BN ReLU Dropout; label predictor 1024-1024-31 (dropout after
     the hidden layer); DANN head 1024-1024-2, CDAN head (31 x 1024)-1024-2, MDD head a copy of

@@ -2,8 +2,9 @@
 
 The problem is min_omega max_psi f(omega, psi) = (1/N) sum_i f_i(omega, psi) (eqs. (2)-(4)).
 Every algorithm sees it through the clients' *player gradients* (:class:`PlayerGradient`):
-``G_i = [grad_omega f_i ; -grad_psi f_i]`` on ``theta = [omega; psi]`` (specs/fedmm.md §1.4,
-block-wise form), so that descending ``G`` is gradient descent in omega and ascent in psi.
+``G_i = [grad_omega f_i ; -grad_psi f_i]`` on ``theta = [omega; psi]``
+(docs/decisions.md#fedmm-algorithm, block-wise form), so that descending ``G`` is gradient descent
+in omega and ascent in psi.
 
 :class:`DAProblem` implements it for a :class:`DANet`: each call draws
 every client's next minibatch (its own source and target streams, its own dropout generator)
@@ -12,7 +13,7 @@ clients (``batched``) or one client at a time (``client``, the loop oracle).
 
 BatchNorm running statistics (Office bottleneck only) are buffers, not parameters: each client
 updates its own with momentum 0.1 during local steps and :meth:`DAProblem.sync_buffers` averages
-them at the server after the round [specs/fedmm.md §3.2, R]; no duals act on them.
+them at the server after the round [docs/decisions.md#fedmm-office-model, R]; no duals act on them.
 """
 
 from __future__ import annotations

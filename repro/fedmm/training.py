@@ -1,11 +1,11 @@
-"""One federated DA training run: presets (specs/fedmm.md §5), the round loop, evaluation,
-checkpoints.
+"""One federated DA training run: presets (docs/decisions.md#fedmm-hyperparameters), the round loop,
+evaluation, checkpoints.
 
-The global model theta0 (after aggregation) is what is evaluated (specs/fedmm.md §6); the accuracy
-of the source-holding client's local model theta_i^{t+1} (what the authors' code actually evaluates,
-``acc_code_client``) is logged as a secondary curve. A checkpoint (algorithm state, every random
-stream, curves) is written every ``checkpoint_every`` rounds and a rerun resumes from it bit for
-bit.
+The global model theta0 (after aggregation) is what is evaluated (docs/decisions.md#fedmm-metrics);
+the accuracy of the source-holding client's local model theta_i^{t+1} (what the authors' code
+actually evaluates, ``acc_code_client``) is logged as a secondary curve. A checkpoint (algorithm
+state, every random stream, curves) is written every ``checkpoint_every`` rounds and a rerun resumes
+from it bit for bit.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ PRESETS = ("paper", "code")
 
 
 def blocks_for(net: DANet, task: str, preset: str) -> tuple[Block, Block]:
-    """Omega and psi blocks of specs/fedmm.md §5.
+    """Omega and psi blocks of docs/decisions.md#fedmm-hyperparameters.
 
     ``paper``: mu = 1; MNIST eta = 0.01 for both players; Office heads eta_omega = 0.01 (the
     frozen backbone has no parameters here), eta_psi = 0.04 / 0.1 / 0.1 (DANN / MDD / CDAN).
@@ -79,11 +79,11 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
     clients, a round's minibatches drawn up front, the round replayed from a CUDA graph:
     :mod:`repro.fedmm.graphed`) on CUDA; ``override`` (or $FEDREPRO_FEDMM_BACKEND) forces one.
 
-    Measured (``make bench``, issue #18): on one CPU thread the vmapped two-client step is
+    Measured (``make bench``): on one CPU thread the vmapped two-client step is
     0.81-0.84x the loop (vmap turns the convolutions into one grouped convolution whose
     non-contiguous output sends max-pool down a ~9x slower path); on an H100 the eager vmapped
     step (``vectorized``) was 1.14-1.31x the loop, at 12-21 ms a step, almost all of it kernel
-    launches and per-step host copies, which ``graphed`` removes (issue #20; its CUDA speed is
+    launches and per-step host copies, which ``graphed`` removes (its CUDA speed is
     measured by ``scripts/gpu_fedmm_extended.sh`` on a lent GPU, not here). The backends agree
     in exact arithmetic but not always in the last bits (``graphed`` equals ``vectorized``
     bitwise on the CPU), and after a few rounds theta0 differs by up to 1e-2, so the backend
@@ -99,7 +99,8 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
 @dataclass(frozen=True)
 class RunSpec:
     """One training run: the algorithm, its rounds and local steps M, the evaluation and
-    checkpoint periods, the preset of specs/fedmm.md §5 and the local-step backend.
+    checkpoint periods, the preset of docs/decisions.md#fedmm-hyperparameters and the local-step
+    backend.
     """
 
     algorithm: str
@@ -182,7 +183,7 @@ def _save_checkpoint(checkpoint: Path, s: FedState, problem: DAProblem, ctx) -> 
 
 def summary_metrics(rounds: list[float], acc: list[float], tol_pp: float = 0.5) -> dict:
     """Best accuracy, final (mean of the last 5 evaluations), R_conv (first evaluated round
-    with acc >= best - 0.5 pp, specs/fedmm.md §6) and the argmax round.
+    with acc >= best - 0.5 pp, docs/decisions.md#fedmm-metrics) and the argmax round.
     """
     a, r = np.asarray(acc), np.asarray(rounds)
     best = float(a.max())

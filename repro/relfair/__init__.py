@@ -9,7 +9,7 @@ share: ``ClientProblem``, ``TrainSetup``, the local work), one module per algori
 method of the paper: ``METHODS``, ``build``), ``metrics`` (Table 1's and Fig. 4's
 client metrics), ``penguins`` and ``geometry`` (Figures 3, 1 and 2), ``instances`` (small
 instances and ground truth for tests, theory and benchmarks), ``experiments`` (one module per
-paper item). Spec: ``specs/relfair.md``.
+paper item). Decisions: docs/decisions.md#relfair.
 
 Public names (imported on first use, see :mod:`repro.core.exports`)::
 

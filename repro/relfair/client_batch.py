@@ -1,6 +1,7 @@
 """The client updates of all n clients at once, shared by the six methods
-(specs/relfair.md §2.2 lines 4-14, §3): :class:`ClientEngine` (its public name; the module is
-named for what it batches, not to be confused with the experiment engine ``repro.engine``).
+(docs/decisions.md#relfair-pseudocode lines 4-14, §3): :class:`ClientEngine` (its public name; the
+module is named for what it batches, not to be confused with the experiment engine
+``repro.engine``).
 
 One per-client step is written twice: ``backend="loop"`` runs every client on its own model in a
 Python loop (the equality oracle of the tests and the baseline of ``bench/relfair.py``);
@@ -219,7 +220,8 @@ class ClientEngine:
 
     # ----------------------------------------------------------------- evaluation (eval mode)
     def evaluate(self, theta: Params, split: str = "val") -> tuple[np.ndarray, np.ndarray]:
-        """Per-client mean cross-entropy and accuracy of one model on a whole split (A6).
+        """Per-client mean cross-entropy and accuracy of one model on a whole split
+        (docs/decisions.md#relfair-client-loss).
 
         ``theta = (W1, b1, W2, b2)``, torch tensors or numpy arrays; ``split`` is ``"train"``
         or ``"val"``. Returns two float64 numpy arrays of one entry per client (torch stays

@@ -1,4 +1,5 @@
-"""Clients' data and the randomness of one round (specs/relfair.md §3.0, §4.1, §10).
+"""Clients' data and the randomness of one round (docs/decisions.md#relfair-setting,
+docs/decisions.md#relfair-partition, docs/decisions.md#relfair-cost).
 
 All clients' samples live in one concatenated tensor per split; client ``i`` owns rows
 ``offsets[i]:offsets[i+1]``. A round's randomness -- minibatch indices ``(S, n, B)`` and dropout
@@ -63,7 +64,7 @@ class ClientData:
 def split_clients(X: np.ndarray, y: np.ndarray, parts: list[np.ndarray], rng: np.random.Generator,
                   *, train_fraction: float = 0.8, classes: int = 10) -> ClientData:
     """Each client's samples permuted; the first ``floor(0.8 N_i)`` train, the rest validation
-    (paper §7 "80:20"; specs/relfair.md §4.1).
+    (paper §7 "80:20"; docs/decisions.md#relfair-partition).
 
     ``X`` (rows, features) and ``y`` (integer labels in ``0..classes-1``) are numpy arrays;
     ``parts[i]`` holds the rows of client ``i`` (no row in two clients). Bad inputs raise
@@ -134,7 +135,8 @@ def draw_round(data: ClientData, steps: int, batch: int, hidden: int, dropout: f
 
     Each minibatch is ``batch`` distinct rows of the client's train split (the first ``batch``
     of a uniformly random permutation, drawn as the smallest of i.i.d. uniform keys), or
-    ``batch`` rows drawn with replacement when the client has fewer (specs/relfair.md §10).
+    ``batch`` rows drawn with replacement when the client has fewer
+    (docs/decisions.md#relfair-cost).
 
     ``needed`` (steps, n) bool, optional: the minibatches a round reads (the per-client epoch
     schedule reads about half). Every key is drawn all the same (the generator's stream, hence

@@ -1,10 +1,12 @@
-"""Federated datasets of Table 1 (specs/relfair.md §4.1): MNIST / CIFAR-10, "hetero-dir" clients.
+"""Federated datasets of Table 1 (docs/decisions.md#relfair-partition): MNIST / CIFAR-10,
+"hetero-dir" clients.
 
-Pool: the official training split only (A12), pixels scaled to [0, 1] and flattened, no
-standardization (A13). Clients: ``dirichlet_label_split`` with concentration 0.5, the minimum
-client size 10 and the N/n balancing cap of Yurochkin et al.'s code (specs/relfair.md §4.1);
-then each client's samples are split 80:20 into train/validation (paper §7). Smoke scale
-partitions a random 4,000-image subset among 20 clients (specs/relfair.md §10).
+Pool: the official training split only (docs/decisions.md#relfair-data-pool), pixels scaled to [0,
+1] and flattened, no standardization (docs/decisions.md#relfair-preprocessing). Clients:
+``dirichlet_label_split`` with concentration 0.5, the minimum client size 10 and the N/n balancing
+cap of Yurochkin et al.'s code (docs/decisions.md#relfair-partition); then each client's samples are
+split 80:20 into train/validation (paper §7). Smoke scale partitions a random 4,000-image subset
+among 20 clients (docs/decisions.md#relfair-cost).
 
 The declared search for FedAvg's collapse (``relfair.fedavg_search``) varies the partition the
 text leaves to Yurochkin et al.'s code: the Dirichlet concentration, the balancing cap, or

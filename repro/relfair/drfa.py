@@ -1,4 +1,6 @@
-"""DRFA with full participation, the baseline of paper 002 (specs/relfair.md §3.4, A9)."""
+"""DRFA with full participation, the baseline of paper 002
+(docs/decisions.md#relfair-drfa-setting).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""FedAvg, the baseline of paper 002 (specs/relfair.md §3.1): J local SGD steps, uniform average."""
+"""FedAvg, the baseline of paper 002 (docs/decisions.md#relfair-fedavg): J local SGD steps, uniform
+average.
+"""
 
 from __future__ import annotations
 

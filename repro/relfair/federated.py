@@ -1,6 +1,7 @@
-"""What the six federated methods of paper 002 share (specs/relfair.md §2-3): the problem they
-train on (the clients' data, the model and its stochastic losses: A2, A3), the local work of
-App. J.2, the mutable state of a run and the base class.
+"""What the six federated methods of paper 002 share (docs/decisions.md#relfair-algorithm,
+docs/decisions.md#relfair-setting): the problem they train on (the clients' data, the model and
+its stochastic losses: docs/decisions.md#relfair-batch, docs/decisions.md#relfair-mlp), the local
+work of App. J.2, the mutable state of a run and the base class.
 
 Every method follows :mod:`repro.core.algorithm`::
 
@@ -19,9 +20,10 @@ the :class:`ClientEngine` backend (``"loop"``: the equality oracle).
 clients compute from what the server broadcast, the server aggregates what the clients
 reported (a message holds every client's row: row i is client i's message).
 
-All clients participate in every round (A11); Theta = R^d (Proj_Theta is the identity);
-lambda^0 = 1/n; the last iterate is evaluated (A16). Randomness: each round draws its
-minibatches and dropout masks (``draw_round``) and DRFA's snapshot index from ``rng``.
+All clients participate in every round (docs/decisions.md#relfair-participation); Theta = R^d
+(Proj_Theta is the identity); lambda^0 = 1/n; the last iterate is evaluated
+(docs/decisions.md#relfair-evaluation-model). Randomness: each round draws its minibatches and
+dropout masks (``draw_round``) and DRFA's snapshot index from ``rng``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ __all__ = ["LOCAL_WORK", "ClientProblem", "FLState", "FederatedMethod", "LocalWo
 
 @dataclass(frozen=True)
 class TrainSetup:
-    """Shared by all methods: minibatch size B (A2), hidden width and dropout (A3)."""
+    """Shared by all methods: minibatch size B (docs/decisions.md#relfair-batch), hidden width
+    and dropout (docs/decisions.md#relfair-mlp).
+    """
 
     batch: int = 32
     hidden: int = 50
@@ -111,7 +115,7 @@ LOCAL_WORK = ("epochs", "steps")
 def epoch_schedule(train_sizes, epochs: int, batch: int) -> np.ndarray:
     """Per-client minibatch steps of ``epochs`` local epochs: ``epochs * ceil(N_i / B)``
     (App. J.2, "the numbers of local epochs J of all the algorithms except for SAFL to be 5";
-    the primary reading of relfair, issue #15).
+    the primary reading of relfair).
     """
     sizes = np.asarray(train_sizes, dtype=np.int64)
     if sizes.ndim != 1 or sizes.min(initial=1) < 1:
@@ -139,7 +143,7 @@ def scheduled_reads(client_steps: np.ndarray | None, draws: int, *, first: int =
 class LocalWork:
     """The local work of a round, the one place of its defaults (App. J.2): ``local_steps`` J
     = 5 and ``local_work`` = ``"epochs"`` (J local epochs: client i takes ``J ceil(N_i / B)``
-    minibatch steps, :func:`epoch_schedule`; the paper's primary reading, issue #15) or
+    minibatch steps, :func:`epoch_schedule`; the paper's primary reading) or
     ``"steps"`` (J minibatch SGD steps, Alg. 2's ``j = 1..J`` read literally). Keyword-only;
     every config of a method with local steps extends it.
     """

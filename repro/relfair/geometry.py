@@ -1,7 +1,7 @@
 """Figure 1 (App. A) and Figure 2 (§3.2) of paper 002: the toy points and the hexagons.
 
-Figure 1 (specs/relfair.md §7): D = eight points in the plane; the pink center minimizes the
-largest distance (min-max / DRO, (1) with A = the simplex), the blue one the spread
+Figure 1 (docs/decisions.md#relfair-figures): D = eight points in the plane; the pink center
+minimizes the largest distance (min-max / DRO, (1) with A = the simplex), the blue one the spread
 ``max_v ||v - theta|| - min_v ||v - theta||`` (relative fairness with phi -> 1, a difference of
 convex functions). Recipe: grid search on [-1.5, 1.5]^2 with step 1e-3, then Nelder-Mead from
 the grid argmin (xatol 1e-12). Verified values: pink (0, 0), sum of distances 7.081139; blue

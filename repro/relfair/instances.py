@@ -5,11 +5,11 @@ with their ground truth.
   Dirichlet(0.5) labels, one client optionally cut below the minibatch size (draws with
   replacement), as :class:`repro.relfair.clients.ClientData`;
 - :class:`Quadratics` / :func:`make_quadratics`: strongly convex quadratic clients, and
-  :func:`exact_saddle`, the exact saddle point of (8) (specs/relfair.md §8c);
+  :func:`exact_saddle`, the exact saddle point of (8) (docs/decisions.md#relfair-theory);
 - :func:`cvxpy_dual_step`: the dual step of Alg. 1 (line 9) as a QP over (a, b) in A x B
-  (specs/relfair.md §2.3, method 2), the reference of the exact projection.
+  (docs/decisions.md#relfair-dual-step, method 2), the reference of the exact projection.
 
-Quadratic clients (specs/relfair.md §8c):
+Quadratic clients (docs/decisions.md#relfair-theory):
 ``f_i(theta) = 0.5 (theta - c_i)^T Q_i (theta - c_i) + e_i``
 ``= 0.5 theta^T Q_i theta - q_i^T theta + r_i``
 with ``Q_i = U_i diag(ev_i) U_i^T``, eigenvalues in [m, M] (both attained). For
@@ -41,7 +41,7 @@ def gaussian_clients(seed: int, rows: int, d_in: int, n_clients: int,
     added to the coordinate of the label (learnable clusters), split among ``n_clients`` by
     Dirichlet(0.5) label proportions, each client 80:20 into train / validation. With
     ``small_client = k`` client 0 keeps only its first ``k`` rows (fewer than a minibatch:
-    its minibatches are drawn with replacement, specs/relfair.md §10).
+    its minibatches are drawn with replacement, docs/decisions.md#relfair-cost).
     """
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 10, rows)
@@ -121,8 +121,8 @@ CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_
 
 
 def cvxpy_dual_step(z, amb: RelativeAmbiguitySet) -> tuple[np.ndarray | None, str, float]:
-    """Method 2 of specs/relfair.md §2.3: the QP over (a, b) in A x B; returns (lambda, status,
-    value).
+    """Method 2 of docs/decisions.md#relfair-dual-step: the QP over (a, b) in A x B; returns
+    (lambda, status, value).
     """
     n = amb.n
     a, b = cp.Variable(n), cp.Variable(n)

@@ -1,4 +1,5 @@
-"""What crosses the wire in one round, one type per arrow of the protocols (specs/relfair.md §2-3).
+"""What crosses the wire in one round, one type per arrow of the protocols
+(docs/decisions.md#relfair-algorithm, docs/decisions.md#relfair-setting).
 
 A method's ``step()`` returns them as its round's ``RoundMessages`` (``repro.core.algorithm``:
 ``downlink`` server -> clients, ``uplink`` clients -> server, in the order sent), and they are
@@ -43,7 +44,8 @@ class ModelBroadcast:
 @dataclass(frozen=True)
 class LossControlReport:
     """Client i -> server, Alg. 1 line 5-7: (L_i^r, c_i^r). ``losses`` is None for Scaffold,
-    whose singleton ambiguity set makes the dual step ignore them (specs/relfair.md §3.2).
+    whose singleton ambiguity set makes the dual step ignore them
+    (docs/decisions.md#relfair-scaffold).
     """
 
     losses: np.ndarray | None

@@ -1,4 +1,4 @@
-"""The client-level metrics of Table 1 and Fig. 4 of paper 002 (specs/relfair.md §5).
+"""The client-level metrics of Table 1 and Fig. 4 of paper 002 (docs/decisions.md#relfair-metrics).
 
 Every metric is computed from one number per client (a validation loss or accuracy):
 :func:`client_metrics` gives Table 1's columns, :func:`transformed_lorenz` Fig. 4's curve.
@@ -16,8 +16,9 @@ __all__ = ["client_metrics", "transformed_lorenz"]
 
 
 def client_metrics(losses: np.ndarray, accs: np.ndarray, alpha: float = 0.2) -> dict:
-    """Table 1 columns (specs/relfair.md §5): unweighted client mean accuracy, mean accuracy of
-    the floor(alpha n) worst / best clients, R_{A,B} with A = B = Delta_alpha, Gini of losses.
+    """Table 1 columns (docs/decisions.md#relfair-metrics): unweighted client mean accuracy, mean
+    accuracy of the floor(alpha n) worst / best clients, R_{A,B} with A = B = Delta_alpha, Gini of
+    losses.
 
     ``alpha = 0.2`` is App. J.2's (the bottom / top 20 % of clients).
     """
@@ -36,6 +37,8 @@ def client_metrics(losses: np.ndarray, accs: np.ndarray, alpha: float = 0.2) -> 
 
 
 def transformed_lorenz(losses) -> tuple[np.ndarray, np.ndarray]:
-    """Fig. 4's curve l'(x) = l(x) - x/2 through (k/n, L_k - k/(2n)) (specs/relfair.md §5)."""
+    """Fig. 4's curve l'(x) = l(x) - x/2 through (k/n, L_k - k/(2n))
+    (docs/decisions.md#relfair-metrics).
+    """
     x, L = lorenz_curve(losses)
     return x, L - x / 2

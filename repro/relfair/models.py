@@ -1,7 +1,7 @@
 """The MLP of App. J.2, as plain tensors so that n client copies can be stacked.
 
 "2-layer fully connected network with 50 hidden units" (App. J.2) is read as
-``d_in -> 50 -> K``: Linear, ReLU, Dropout(p = 0.5), Linear (specs/relfair.md §3.0, A3).
+``d_in -> 50 -> K``: Linear, ReLU, Dropout(p = 0.5), Linear (docs/decisions.md#relfair-mlp).
 
 A model is a tuple ``(W1, b1, W2, b2)`` with shapes ``(d_in, h), (h,), (h, K), (K,)``
 (``W`` stored input-major, i.e. the transpose of ``torch.nn.Linear.weight``); a stack of client

@@ -1,12 +1,13 @@
-"""The Penguins simulation of paper 002 §4.3 / App. J.1 (Figure 3; specs/relfair.md §4.2-4.3).
+"""The Penguins simulation of paper 002 §4.3 / App. J.1 (Figure 3;
+docs/decisions.md#relfair-penguins, docs/decisions.md#relfair-penguins-values).
 
 Three clients (Adelie, Chinstrap, Gentoo), the first 10 complete rows of each species in file
 order; linear model ``y = theta_1 + theta_2 x_1 + theta_3 x_2`` with ``y`` = bill length,
 ``x = (bill depth, flipper length)`` and squared loss ``f_i(theta) = sum_j (y_j - theta_1 -
 theta_2 x_j1 - theta_3 x_j2)^2``. The paper prints ``+ theta_3 (x_j)_2``; that is a sign typo
-(with it the optimum is a grid corner and R is constant in phi, specs/relfair.md §0 item 7), so
-the minus sign is used. ``A = B = Delta^2`` (the paper's "Delta^3" is a typo for n = 3), so (8)
-minimizes ``(max_i f_i - phi min_i f_i) / (1 - phi)`` and ``R = max_i f_i / min_i f_i``.
+(with it the optimum is a grid corner and R is constant in phi, docs/decisions.md#relfair-overview
+item 7), so the minus sign is used. ``A = B = Delta^2`` (the paper's "Delta^3" is a typo for n = 3),
+so (8) minimizes ``(max_i f_i - phi min_i f_i) / (1 - phi)`` and ``R = max_i f_i / min_i f_i``.
 
 The problem is non-convex in theta for phi > 0 (``H_i - phi H_j`` is indefinite), hence the
 exhaustive grid: theta_1 in {-35, -34.99, ..., -25}, theta_2, theta_3 in {0, 0.001, ..., 1}
@@ -100,7 +101,7 @@ BOX = (np.array([-35.0, 0.0, 0.0]), np.array([-25.0, 1.0, 1.0]))
 
 def continuous_optimum(clients, phis, starts: int, rng: np.random.Generator) -> dict[float, dict]:
     """Box-constrained continuous minimizers of (max f - phi min f)/(1 - phi)
-    (specs/relfair.md §4.3).
+    (docs/decisions.md#relfair-penguins-values).
 
     Epigraph form ``min (t - phi s)/(1 - phi)`` s.t. ``s <= f_i(theta) <= t``, theta in the box
     of the grid, by SLSQP from ``starts`` uniform random starts (the problem is non-convex for

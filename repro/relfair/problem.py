@@ -12,12 +12,13 @@ For capped simplices ``A = Delta_alpha``, ``B = Delta_beta`` ((2)),
     ``Lambda_phi(A, B) = {(a - phi b)/(1 - phi) : a in A, b in B} = P(w)``,
     ``w = (v_alpha(decreasing) - phi v_beta(increasing)) / (1 - phi)``,
 
-the permutohedron of ``w`` (specs/relfair.md §1.6; both sets have the support function
-``h(s) = sum_i w_i s_(i) = (F_A(s) - phi F_B(s)) / (1 - phi)``). Consequences used here:
+the permutohedron of ``w`` (docs/decisions.md#relfair-permutohedron; both sets have the support
+function ``h(s) = sum_i w_i s_(i) = (F_A(s) - phi F_B(s)) / (1 - phi)``). Consequences used here:
 the inner max of (8) is ``sum_i w_i l_(i)`` (decreasing order,
 :meth:`RelativeAmbiguitySet.support`), ``||Lambda||_1 = ||w||_1``, the skewness
-``s(Lambda) = n ||w||_2^2`` (Prop. 5, corrected; specs/relfair.md §8b), and the dual step of
-Alg. 1 (line 9) is the Euclidean projection onto ``P(w)`` (specs/relfair.md §2.3, method 1).
+``s(Lambda) = n ||w||_2^2`` (Prop. 5, corrected; docs/decisions.md#relfair-theory), and the dual
+step of Alg. 1 (line 9) is the Euclidean projection onto ``P(w)``
+(docs/decisions.md#relfair-dual-step, method 1).
 """
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ class RelativeAmbiguitySet:
 
     @cached_property
     def w(self) -> np.ndarray:
-        """Generating vector, decreasing, ``sum(w) = 1`` (specs/relfair.md §1.6)."""
+        """Generating vector, decreasing, ``sum(w) = 1``
+        (docs/decisions.md#relfair-permutohedron).
+        """
         va = capped_simplex_vertex(int(self.n), self.alpha)
         vb = capped_simplex_vertex(int(self.n), self.beta)[::-1]
         return (va - self.phi * vb) / (1.0 - self.phi)
@@ -67,7 +70,9 @@ class RelativeAmbiguitySet:
         return float(out) if out.ndim == 0 else out
 
     def project(self, z) -> np.ndarray:
-        """Euclidean projection onto ``Lambda_phi = P(w)`` (specs/relfair.md §2.3, method 1)."""
+        """Euclidean projection onto ``Lambda_phi = P(w)`` (docs/decisions.md#relfair-dual-step,
+        method 1).
+        """
         return permutohedron_projection(z, self.w)
 
     def contains(self, lam, tol: float = 1e-10) -> bool:
@@ -78,13 +83,15 @@ class RelativeAmbiguitySet:
 
     @property
     def l1_norm(self) -> float:
-        """``||Lambda||_1 = max_lambda ||lambda||_1 = ||w||_1`` (specs/relfair.md §1.6)."""
+        """``||Lambda||_1 = max_lambda ||lambda||_1 = ||w||_1``
+        (docs/decisions.md#relfair-permutohedron).
+        """
         return float(np.abs(self.w).sum())
 
     @property
     def skewness(self) -> float:
         """``s(Lambda) = n max_lambda ||lambda||_2^2 = n ||w||_2^2`` (Prop. 5 corrected,
-        specs/relfair.md §8b).
+        docs/decisions.md#relfair-theory).
         """
         return float(self.n * np.sum(self.w ** 2))
 
@@ -96,8 +103,9 @@ class RelativeAmbiguitySet:
 def dual_step(lam, s, sigma: float, ambiguity: RelativeAmbiguitySet) -> np.ndarray:
     r"""Alg. 1 line 9 with ``psi = 0``: ``argmin_{l in Lambda} -<s, l> + ||l - lam||^2/(2 sigma)``.
 
-    Completing the square, this is ``Proj_Lambda(lam + sigma s)`` (specs/relfair.md §2.3); only
-    ``lambda = (a - phi b)/(1 - phi)`` is unique, not the pair (a, b), and only lambda is used.
+    Completing the square, this is ``Proj_Lambda(lam + sigma s)``
+    (docs/decisions.md#relfair-dual-step); only ``lambda = (a - phi b)/(1 - phi)`` is unique, not
+    the pair (a, b), and only lambda is used.
     """
     check_range("sigma", sigma, low=0, low_open=True)
     z = np.asarray(lam, dtype=np.float64) + sigma * np.asarray(s, dtype=np.float64)

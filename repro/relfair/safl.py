@@ -1,4 +1,4 @@
-"""Stochastic-AFL (SAFL), the baseline of paper 002 (specs/relfair.md §3.3, A8): one
+"""Stochastic-AFL (SAFL), the baseline of paper 002 (docs/decisions.md#relfair-safl-steps): one
 minibatch gradient step per round, projected dual ascent on Delta_alpha.
 """
 

@@ -1,5 +1,6 @@
-"""Scaff-PD-IA, paper 002 Alg. 1 with Alg. 2 inlined (specs/relfair.md §2.2-2.4); Scaff-PD and
-Scaffold are this algorithm with another ambiguity set (App. J.2, ``repro.relfair.methods``).
+"""Scaff-PD-IA, paper 002 Alg. 1 with Alg. 2 inlined (docs/decisions.md#relfair-pseudocode,
+docs/decisions.md#relfair-step-sizes); Scaff-PD and Scaffold are this algorithm with another
+ambiguity set (App. J.2, ``repro.relfair.methods``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ __all__ = ["ScaffPDIA", "ScaffPDIAConfig"]
 
 @dataclass(frozen=True)
 class ScaffPDIAConfig(LocalWork):
-    """Alg. 1 constants (App. J.2; specs/relfair.md §2.4): eta local lr, tau global lr, sigma
-    dual lr, varsigma extrapolation (A5: 1 = sigma_{r-1}/sigma_r), the ambiguity set; J local
-    steps or epochs (:class:`LocalWork`).
+    """Alg. 1 constants (App. J.2; docs/decisions.md#relfair-step-sizes): eta local lr, tau global
+    lr, sigma dual lr, varsigma extrapolation (docs/decisions.md#relfair-extrapolation:
+    1 = sigma_{r-1}/sigma_r), the ambiguity set; J
+    local steps or epochs (:class:`LocalWork`).
     """
 
     ambiguity: RelativeAmbiguitySet
@@ -44,25 +46,27 @@ class ScaffPDIAConfig(LocalWork):
 
 
 class ScaffPDIA(FederatedMethod):
-    """Scaff-PD-IA (Alg. 1 with Alg. 2 inlined, psi = 0; specs/relfair.md §2.2).
+    """Scaff-PD-IA (Alg. 1 with Alg. 2 inlined, psi = 0; docs/decisions.md#relfair-pseudocode).
 
     Per round r (each arrow a message of the round's ``RoundMessages``)::
 
         server -> clients: theta^r                                          (line 4)
-        clients -> server: L_i = f_i(theta^r) (whole local train split, eval mode; A6),
+        clients -> server: L_i = f_i(theta^r) (whole local train split, eval mode;
+        docs/decisions.md#relfair-client-loss),
                            c_i = grad f_i(theta^r; xi_i0)                   (lines 5-7)
         s = (1 + varsigma) L^r - varsigma L^{r-1}              (line 8; L^0 = F(theta^0))
-        lambda^{r+1} = Proj_Lambda(lambda^r + sigma s)   (line 9; specs/relfair.md §2.3)
-        server -> clients: c = sum_i lambda_i^{r+1} c_i                    (line 10, (9))
-        u_{i,j} = u_{i,j-1} - eta (grad f_i(u_{i,j-1}; xi_ij) - c_i + c),  j = 1..J   (Alg. 2)
-        clients -> server: Delta u_i = (theta^r - u_{i,J}) / (eta J)
+        lambda^{r+1} = Proj_Lambda(lambda^r + sigma s)   (line 9;
+        docs/decisions.md#relfair-dual-step) server -> clients: c = sum_i lambda_i^{r+1} c_i
+        (line 10, (9)) u_{i,j} = u_{i,j-1} - eta (grad f_i(u_{i,j-1}; xi_ij) - c_i + c),  j = 1..J
+        (Alg. 2) clients -> server: Delta u_i = (theta^r - u_{i,J}) / (eta J)
         theta^{r+1} = theta^r - tau sum_i lambda_i^{r+1} Delta u_i         (line 15, Theta = R^d)
 
-    ``local_work = "epochs"`` (App. J.2's reading, issue #15): one Alg. 2 step is one local
+    ``local_work = "epochs"`` (App. J.2's reading, the primary): one Alg. 2 step is one local
     epoch, so client i takes ``J ceil(N_i/B)`` minibatch steps and
     ``Delta u_i = (theta^r - u_i) / (eta J)`` with J the number of epochs.
 
-    Scaff-PD is this class with ``phi = 0`` (Lambda = Delta_alpha, A7); Scaffold with the
+    Scaff-PD is this class with ``phi = 0`` (Lambda = Delta_alpha,
+    docs/decisions.md#relfair-scaff-pd-regulariser); Scaffold with the
     singleton ``{1/n}`` (``alpha = 1``, App. J.2), where the losses are not needed.
     ``config`` may be replaced between rounds by a driver that schedules the step sizes (the
     Thm 3 check, ``theory/relfair/convergence.py``); a round reads it once, at its start.

@@ -131,7 +131,7 @@ def test_every_linked_deviation_anchor_exists():
     heads = re.findall(r"^#+ (.+)$", (root / "docs" / "deviations.md").read_text(), flags=re.M)
     slugs = {_slug(h) for h in heads}
     src = "".join(p.read_text() for p in (root / "repro" / "constrfl").glob("*.py"))
-    anchors = set(re.findall(r"#(constrfl-[a-z0-9-]+)", src))
+    anchors = set(re.findall(r"(?<!decisions\.md)#(constrfl-[a-z0-9-]+)", src))
     anchors |= {f"constrfl-table{i}" for i in range(1, 5)}   # the compare's default links
     assert anchors and anchors <= slugs, sorted(anchors - slugs)
 

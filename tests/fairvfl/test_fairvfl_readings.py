@@ -32,7 +32,7 @@ def test_each_table_declares_its_readings_with_a_basis(name):
     assert exp.readings == TABLES[name]
     assert [r.id for r in exp.readings if r.primary] == ["as-specified"]
     for r in exp.readings:
-        assert r.basis and r.spec.startswith("fairvfl A") and r.title
+        assert r.basis and r.spec.startswith("fairvfl-") and r.title
         assert bool(r.metrics) + bool(r.overrides) == (0 if r.primary else 1)
     # the post-processing readings (5, the public EO code among them), the run lengths, and
     # for the LM tables FedBCD at its optimum with the spec's ridge and a 10^4 x weaker one

@@ -33,7 +33,7 @@ def test_conf_table1_cells_are_ours_beside_the_paper(tmp_path):
     # [C] Table I, ADULT FedBCD: AC 83.0 ± 0.0, FR 56.6 ± 0.3, HM 67.2 ± 0.2
     assert "| ADULT | FedBCD | 81.00 ± 1.00 (83.0 ± 0.0) | 81.00 ± 1.00 (56.6 ± 0.3) | " \
            "81.00 ± 1.00 (67.2 ± 0.2) |" in text
-    assert "| ADULT | EO (equal opportunity, A7) | 81.00 ± 1.00 (—) |" in text  # not printed
+    assert "| ADULT | EO (equal opportunity) | 81.00 ± 1.00 (—) |" in text  # not printed
     assert "ours (paper)" in text and "(---)" in tex.read_text()
     rows = list(csv.DictReader(open(csv_path)))
     adult = rows[0]

@@ -1,13 +1,15 @@
-"""Cells of the fairness items (32), specs/constrfl.md §4.2: Table 2 and Figure 2.
+"""Cells of the fairness items (32), docs/decisions.md#constrfl-fairness-experiment: Table 2 and
+Figure 2.
 
-adult-b is rebuilt from the raw Adult files (A2, :func:`repro.constrfl.data.adult_b`);
-clients split the training rows with the reference rule, the server holds the test rows.
-Two hyperparameter sets (A4, D9): ``"paper"`` (beta 10, s_bar 1e-3, rho 1e8, Sec. 5.2) and
-``"script"`` (beta 50, s_bar 1e-2, rho 0.1, the script whose output the table scripts read).
+adult-b is rebuilt from the raw Adult files (docs/decisions.md#constrfl-adult-b,
+:func:`repro.constrfl.data.adult_b`); clients split the training rows with the reference rule, the
+server holds the test rows. Two hyperparameter sets
+(docs/decisions.md#constrfl-fairness-hyperparameters): ``"paper"`` (beta 10, s_bar 1e-3, rho 1e8,
+Sec. 5.2) and ``"script"`` (beta 50, s_bar 1e-2, rho 0.1, the script whose output the table scripts
+read).
 
 Scales: ``smoke`` (2,000-row subsample, K <= 10) and ``paper`` (``SCALE=auto``: trials 1-10,
-K <= 300, both sets; Figure 2 likewise). All use the reference script's T <= 50. The former
-``reduced`` scale (trial 1, K <= 10) is gone (issue 19).
+K <= 300, both sets; Figure 2 likewise). All use the reference script's T <= 50.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.metho
 # A cell's record depends on its config (and code and data) only: run_cell reads neither the
 # experiment's name nor the cell seed (ctx is used for the round log alone). Figure 2's cells
 # are Table 2's script-set trial-1 cells under its criterion-tolerance reading (same config), so
-# a sweep computes each such run once (Experiment.shared_cells, issue #33).
+# a sweep computes each such run once (Experiment.shared_cells).
 SHARED_CELLS = "constrfl.fairness"
 HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
@@ -40,11 +42,12 @@ HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
 def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip",
                flags: str = "none") -> ProxALConfig:
     """``solver``: the batched clipped Newton (all clients of a round together, default) or
-    ``"lbfgsb"``, the per-client L-BFGS-B oracle (specs/constrfl.md §2.4; bench and tests
-    compare them). ``flags="fairness"``: the reference script's solver tolerances on top
-    (``reference_flags("fairness")``: inner tolerance 1e-4·eps_{t+1}, cProx-AL 1e-4·tau_k,
-    eps floor 1e-10, (23) with the eps_{t+1} term; specs/constrfl.md §4.2, D5, D6, D14), the
-    primary reading of Table 2's script set (:mod:`.table2`).
+    ``"lbfgsb"``, the per-client L-BFGS-B oracle (docs/decisions.md#constrfl-subproblem-solvers;
+    bench and tests compare them). ``flags="fairness"``: the reference script's solver tolerances on
+    top (``reference_flags("fairness")``: inner tolerance 1e-4·eps_{t+1}, cProx-AL 1e-4·tau_k,
+    eps floor 1e-10, (23) with the eps_{t+1} term; docs/decisions.md#constrfl-solver-tolerances,
+    docs/decisions.md#constrfl-caps, docs/decisions.md#constrfl-cproxal), the primary reading of
+    Table 2's script set (:mod:`.table2`).
     """
     if flags not in ("none", "fairness"):
         raise ValueError(f"flags must be 'none' or 'fairness', got {flags!r}")
@@ -58,7 +61,7 @@ def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip",
 def fair_problem(n: int, subsample: int):
     """Clients: adult-b training rows split per class over n clients; server: the test rows.
     ``subsample`` > 0 keeps a stratified subsample of that many client rows (and a quarter as
-    many server rows), the smoke configuration of specs/constrfl.md §10.
+    many server rows), the smoke configuration of docs/decisions.md#constrfl-cost.
     """
     Xtr, ytr, _ = adult_b("train")
     Xte, yte, _ = adult_b("test")
@@ -88,7 +91,7 @@ def _group_losses(X, y, w):
 
 def evaluate(Xc, yc, Xs, ys, w):
     """Per client mean loss; loss disparity per party (clients, then the server),
-    specs/constrfl.md §5.
+    docs/decisions.md#constrfl-metrics.
     """
     obj, disp_c = _group_losses(Xc, yc, w)
     _, disp_s = _group_losses(Xs, ys, w)
@@ -128,7 +131,7 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
               "tau": [cfg.tau(k) for k in range(st.k)]}
     return CellResult(metrics={
         "d": problem.d, "alg1_outer": st.k, "alg1_stopped": float(st.stopped),
-        # issue #31: how the run ended (proxal.STOP_CODES: 0 certified (11), 1 (11) on an
+        # how the run ended (proxal.STOP_CODES: 0 certified (11), 1 (11) on an
         # uncertified call, 2 cap) and the boolean a noise band may use: 1 only for a
         # certified stop (a run with 0 is not converged)
         "alg1_stop_code": float(STOP_CODES[st.stop_status]),

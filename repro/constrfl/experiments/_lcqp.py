@@ -1,5 +1,6 @@
 """The cells of Table 4: the linear-equality-constrained QP (86), App. E.2
-(specs/constrfl.md §4.3); the table's experiment is :mod:`repro.constrfl.experiments.table4`.
+(docs/decisions.md#constrfl-lcqp-experiment); the table's experiment is
+:mod:`repro.constrfl.experiments.table4`.
 
 Apart from it so that a cell's code identity (its static import closure,
 :mod:`repro.engine.code_identity`) holds the computation and not the renderers.
@@ -32,7 +33,8 @@ HYPER = dict(beta=10.0, s_bar=0.1, rho=1.0, eps1=1e-3, eps2=1e-3, q=0.9,
 
 def config_for(mode: str) -> ProxALConfig:
     # Exact subproblem solves reach residual 0, so cProx-AL runs with tau_k = 0 in its stop
-    # test in both modes (Algorithm 3 takes {tau_k} as an input; specs/constrfl.md §3, D14).
+    # test in both modes (Algorithm 3 takes {tau_k} as an input;
+    # docs/decisions.md#constrfl-cproxal).
     flags = (reference_flags("lcqp") if mode == "reference"
              else ReferenceFlags(cprox_tau_in_stop=False))
     return ProxALConfig(**HYPER, reference=flags)
@@ -53,12 +55,16 @@ def cells(scale: str) -> list[dict]:
 
 
 def lcqp_objective(problem, w) -> float:
-    """``F(w) = sum_{i>=1} ½wᵀA_iw + b_iᵀw`` (a sum over clients, specs/constrfl.md §5)."""
+    """``F(w) = sum_{i>=1} ½wᵀA_iw + b_iᵀw`` (a sum over clients,
+    docs/decisions.md#constrfl-metrics).
+    """
     return problem.objective(w)
 
 
 def lcqp_violation(problem, w) -> float:
-    """``max_{0<=i<=n} ||C_i w + d_i||_inf`` (server included, specs/constrfl.md §5)."""
+    """``max_{0<=i<=n} ||C_i w + d_i||_inf`` (server included,
+    docs/decisions.md#constrfl-metrics).
+    """
     return constraint_feasibility(np.concatenate(problem.constraints(w)), kind="eq")
 
 
@@ -69,7 +75,8 @@ def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "ve
     t0 = time.perf_counter()
     cs = build("cProx-AL", problem, cfg, init=ProxALInit(w0)).run()
     t1 = time.perf_counter()
-    # D12: the reference driver hands cProx-AL's (in-place updated) multipliers to Algorithm 1.
+    # The reference driver hands (docs/decisions.md#constrfl-lcqp-mu0-from-cprox) cProx-AL's
+    # (in-place updated) multipliers to Algorithm 1.
     start = (ProxALInit(w0, cs.mu0, tuple(cs.mus)) if cfg.reference.mu0_from_cprox
              else ProxALInit(w0))
     st = build("Algorithm 1", problem, cfg, init=start, backend=backend).run()

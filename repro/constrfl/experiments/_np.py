@@ -1,15 +1,15 @@
-"""Cells of the Neyman-Pearson items (30)-(31), specs/constrfl.md §4.1: Table 1, Figure 1, and the
-data of Table 3.
+"""Cells of the Neyman-Pearson items (30)-(31), docs/decisions.md#constrfl-np-experiment: Table 1,
+Figure 1, and the data of Table 3.
 
 A cell is one (dataset, n, trial, mode): cProx-AL and Algorithm 1 from the same ``w^0``.
 ``mode = "paper"`` is the algorithm as written; ``"reference"`` switches on the NP script's
-departures (D1, D2, D4, D5 tolerance factors, D6 eps floor, D8 first row dropped).
-Metrics are computed as the reference evaluation script does (specs/constrfl.md §5).
+departures (docs/decisions.md#constrfl-reference-code: ADMM start, (22) with the new
+multiplier, no server term in (23), the tolerance factors, the eps floor, the first row
+dropped).
+Metrics are computed as the reference evaluation script does (docs/decisions.md#constrfl-metrics).
 
 Scales: ``smoke`` (two small sets, K <= 20, T <= 100) and ``paper`` (``SCALE=auto``: 10
-trials, K <= 100, T <= 300). Figure 1 uses the same caps. The former ``reduced`` scale (fewer
-trials, K <= 10) is gone since the batched client solves made the paper protocol affordable
-(issue 19).
+trials, K <= 100, T <= 300). Figure 1 uses the same caps.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.metho
 # A cell's record depends on its config (and code and data) only: run_cell reads neither the
 # experiment's name nor the cell seed (ctx is used for the round log alone). Table 1's n = 5
 # trial-0 cells are Figure 1's (same config), so a sweep computes each such run once
-# (Experiment.shared_cells, issue #33).
+# (Experiment.shared_cells).
 SHARED_CELLS = "constrfl.neyman-pearson"
 
 
 def config_for(mode: str, k_max: int, t_max: int) -> ProxALConfig:
     flags = reference_flags("np") if mode == "reference" else ReferenceFlags()
     # q^t falls below round-off after ~300 rounds: floor the inner tolerance at 1e-12 (paper
-    # mode; the reference floors eps itself at 1e-10, D6).
+    # mode; the reference floors eps itself at 1e-10).
     # The paper's protocol runs every cell to its caps; on monks-1 and adult-a the constraint
     # set at r = 0.2 is empty (the library's check before the first round would stop them), so
     # the check is off here: the cells run as the paper ran them.
@@ -61,7 +61,7 @@ def np_problem(dataset: str, n: int, drop_first_row: bool):
 
 def class_losses(X0, X1, w) -> tuple[np.ndarray, np.ndarray]:
     """Per client: class-0 mean loss (objective, no 1/n) and class-1 mean loss (feasibility,
-    without subtracting r), specs/constrfl.md §5.
+    without subtracting r), docs/decisions.md#constrfl-metrics.
     """
     z0, z1 = X0 @ w, X1 @ w
     return np.logaddexp(0, z0).mean(axis=1), np.logaddexp(0, -z1).mean(axis=1)

@@ -1,6 +1,6 @@
 """The cells of Table 3: data set sizes after the n = 5 split and feature dimensions
-(specs/constrfl.md §4.1); apart from :mod:`repro.constrfl.experiments.table3` so that a cell's
-code identity (its static import closure) holds the computation and not the renderers.
+(docs/decisions.md#constrfl-np-experiment); apart from :mod:`repro.constrfl.experiments.table3` so
+that a cell's code identity (its static import closure) holds the computation and not the renderers.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ def cells(scale: str) -> list[dict]:
 
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
-    """Counts after the n = 5 split with the reference loader's first row dropped (D8), the
+    """Counts after the n = 5 split with the reference loader's first row dropped
+    (docs/decisions.md#constrfl-np-first-row), the
     categorical attributes encoded as the cell's reading says (``encoding``, default integer
     codes).
     """

@@ -52,7 +52,7 @@ AGREE = ("Algorithm 1 and cProx-AL agree: every printed rel.-diff row's mean is 
          "comparison.md)")
 TABLE1 = (Claim("Algorithm 1 matches cProx-AL (rel. diff <= 5e-2) and meets every local "
                 "constraint", "Sec. 5.1, Table 1", _table1_rel),
-          Claim(AGREE, "Sec. 5.1, Table 1; specs/constrfl.md §6", _table1_agree))
+          Claim(AGREE, "Sec. 5.1, Table 1; docs/decisions.md#constrfl-reported", _table1_agree))
 
 
 def _fig1_feasible(records):
@@ -66,8 +66,9 @@ FIG1 = (Claim("Algorithm 1 ends feasible for every local constraint", "Sec. 5.1,
 
 
 def _table2_which(records):
-    """A4: which hyperparameter set meets the specs/constrfl.md §6 criteria (rel. diff <= 5e-2,
-    Algorithm-1 disparity max <= r + 1e-3).
+    """Which hyperparameter set (docs/decisions.md#constrfl-fairness-hyperparameters) meets the
+    agreement criteria of docs/decisions.md#constrfl-reported (rel. diff <= 5e-2, Algorithm-1
+    disparity max <= r + 1e-3).
     """
     verdicts = {}
     for hyper in ("script", "paper"):
@@ -83,9 +84,9 @@ def _table2_which(records):
 
 
 TABLE2 = (Claim("Algorithm 1 and cProx-AL give solutions of similar quality with all "
-                "disparities <= 0.1 (which hyperparameter set does, A4)", "Sec. 5.2, Table 2",
+                "disparities <= 0.1 (which hyperparameter set does)", "Sec. 5.2, Table 2",
                 _table2_which),
-          Claim(AGREE, "Sec. 5.2, Table 2; specs/constrfl.md §6", _table2_agree))
+          Claim(AGREE, "Sec. 5.2, Table 2; docs/decisions.md#constrfl-reported", _table2_agree))
 
 
 def _fig2_feasible(records):
@@ -115,5 +116,5 @@ TABLE4 = (
     Claim("Algorithm 1 (paper mode) reaches cProx-AL's objective: rel. diff <= 5e-3, "
           "violation <= 1e-3", "Sec. E.2, Table 4", _table4_close),
     Claim("Reference-mode Algorithm 1 stops after exactly 11 outer iterations",
-          "specs/constrfl.md §2.2", _table4_outer),
+          "docs/decisions.md#constrfl-algorithm-1", _table4_outer),
 )

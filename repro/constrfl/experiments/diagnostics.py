@@ -1,4 +1,4 @@
-"""Diagnostics behind the constrfl deviation entries (issue #31).
+"""Diagnostics behind the constrfl deviation entries.
 
 ``DIAGNOSTICS`` is the registry: id -> :class:`Diagnostic` (title, the claim it tests, function).
 

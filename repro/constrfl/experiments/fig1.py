@@ -1,5 +1,5 @@
 """Figure 1: per-client objective and feasibility along Algorithm 1 on Neyman-Pearson
-classification, n = 5 (specs/constrfl.md §7; the cell code is :mod:`._np`).
+classification, n = 5 (docs/decisions.md#constrfl-figures; the cell code is :mod:`._np`).
 """
 
 from __future__ import annotations

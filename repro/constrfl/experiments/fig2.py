@@ -1,5 +1,5 @@
 """Figure 2: local objectives and loss disparities along Algorithm 1 on adult-b
-(specs/constrfl.md §7; the cell code is :mod:`._fair`).
+(docs/decisions.md#constrfl-figures; the cell code is :mod:`._fair`).
 """
 
 from __future__ import annotations

@@ -157,9 +157,9 @@ def _key_axes(ax, ax2, left: str, right: str) -> None:
 def fig1(records, out: Path, scale: str) -> list[Path]:
     """Figure 1: per panel (dataset) the clients' mean local objective (left axis, blue) and
     mean local feasibility (right axis, brown) of one trial, their cross-client bands as the
-    authors' code draws them (specs/constrfl.md §7: objective mean ± (max − mean), feasibility
-    [min, max]), the threshold, and Table 1's printed values for the same dataset and n (mean
-    over the paper's 10 trials, Algorithm 1) as stars at the last iteration.
+    authors' code draws them (docs/decisions.md#constrfl-figures: objective mean ± (max − mean),
+    feasibility [min, max]), the threshold, and Table 1's printed values for the same dataset and n
+    (mean over the paper's 10 trials, Algorithm 1) as stars at the last iteration.
     """
     recs = sorted(records, key=lambda r: r.config["dataset"])
     fig, axes = figure(1, len(recs), figsize=(4.4 * len(recs), 3.4), squeeze=False)
@@ -267,7 +267,8 @@ def fig2(records, out: Path, scale: str) -> list[Path]:
 
 def table4(records, out: Path, scale: str) -> list[Path]:
     """Table 4 in both modes, each printed cell ``ours (paper)``: the paper's table is the
-    reference mode's (specs/constrfl.md §4.3), shown beside the paper mode's cells too.
+    reference mode's (docs/decisions.md#constrfl-lcqp-experiment), shown beside the paper mode's
+    cells too.
     """
     stem = "constrfl_table4"
     misprints = "; ".join(

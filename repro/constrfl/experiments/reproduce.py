@@ -2,20 +2,20 @@
 not part of a record's code identity), and the groupings of records the tables print.
 
 Every row is one value per trial (``over="trials"``, 10 trials behind each printed number):
-the printed objective and relative-difference means pool trials x clients (specs/constrfl.md
-§5), and their mean equals the mean of the per-trial client means, whose spread over trials is
-the noise of that mean; the printed std of those rows is pooled over clients
-(``paper_std_over``), so it bounds a match as printed but is no noise of a mean (issue #28).
+the printed objective and relative-difference means pool trials x clients
+(docs/decisions.md#constrfl-metrics), and their mean equals the mean of the per-trial client
+means, whose spread over trials is the noise of that mean; the printed std of those rows is pooled
+over clients (``paper_std_over``), so it bounds a match as printed but is no noise of a mean.
 Tables 1-2's agreement rows (Algorithm 1 vs cProx-AL relative difference) are compared with
 the printed number like any other row; the paper's statement that the methods agree (rel.
-diff at most :data:`AGREEMENT`, specs/constrfl.md §6) is a claim (``claims.py``). Table 1's
-objective and feasibility are counted apart as substitute data (the authors' CSVs, A1, sit in
-the Drive folder their README links, out of reach here; their features differ from ours);
-Table 4 within one unit of the last printed digit, its misprint against the authors' log.
-Algorithm 1's records carry ``alg1_certified_stop`` (issue #31: 1 only for a ``certified
-(11)`` stop); its rows are :class:`~repro.engine.verdict.Certified`: every run enters the mean
-(the paper's runs ran the same capped protocol) but an uncertified run is never the evidence
-of a noise band, and the row says how many runs were certified.
+diff at most :data:`AGREEMENT`, docs/decisions.md#constrfl-reported) is a claim (``claims.py``).
+Table 1's objective and feasibility are counted apart as substitute data (the authors' CSVs,
+docs/decisions.md#constrfl-np-data, sit in the Drive folder their README links, out of reach here;
+their features differ from ours); Table 4 within one unit of the last printed digit, its misprint
+against the authors' log. Algorithm 1's records carry ``alg1_certified_stop`` (1 only for a
+``certified (11)`` stop); its rows are :class:`~repro.engine.verdict.Certified`: every run enters
+the mean (the paper's runs ran the same capped protocol) but an uncertified run is never the
+evidence of a noise band, and the row says how many runs were certified.
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "PAPER_RUNS", "fair_groups",
            "np_groups", "np_rows", "table1", "table2", "table3", "table4"]
 
 DEV = "docs/deviations.md"
-AGREEMENT = 5e-2   # specs/constrfl.md §6: Algorithm 1 vs cProx-AL rel. diff at most this matches
-# the entry: the authors' CSVs (A1) are in their README's Drive folder, out of reach here
+# docs/decisions.md#constrfl-reported: Algorithm 1 vs cProx-AL rel. diff at most this matches
+AGREEMENT = 5e-2
+# the entry: the authors' CSVs (docs/decisions.md#constrfl-np-data) are in their README's Drive
+# folder, out of reach here
 NP_SUBSTITUTE = f"{DEV}#constrfl-table-1-data"
 TABLE3_D = {"breast-cancer-wisc": "20", "adult-a": "21", "monks-1": "21"}
 FAIR_PAPER_K = 300   # Table 2's K cap at paper scale
-PAPER_RUNS = 10      # specs/constrfl.md §5: every printed number is over 10 trials
+PAPER_RUNS = 10      # docs/decisions.md#constrfl-metrics: every printed number is over 10 trials
 POOLED = "trials x clients"   # what the printed std of an objective / rel. diff row pools
 _TRIALS = ("the random initial point w⁰ of the trial (\"randomly chosen from the unit "
            "Euclidean sphere\", shared by both algorithms); the data and their split are fixed")
@@ -95,8 +97,8 @@ def _client_mean(recs, name):
 
 def certified(recs, method: str) -> tuple[bool, ...] | None:
     """Per trial, whether the method's run ended certified, where the records say so
-    (Algorithm 1's ``alg1_certified_stop``, issue #31: 1 for a ``certified (11)`` stop); None
-    where they do not (records from before issue #31, cProx-AL, Table 1's runs).
+    (Algorithm 1's ``alg1_certified_stop``: 1 for a ``certified (11)`` stop); None where they do
+    not (records made before the stop test was recorded, cProx-AL, Table 1's runs).
     """
     if method != "Algorithm 1":
         return None
@@ -181,7 +183,7 @@ def table1(records) -> list[Reproduced]:
         note = np_protocol_note(recs, "constrfl-table-1-data")
         agree_note = f"{constraint_state(recs)}; {note}"
         for meth, metric, stat, vals in np_rows(recs, per_trial=True):
-            # objective and feasibility depend on the authors' private CSVs (A1), so our
+            # objective and feasibility depend on the authors' private CSVs, so our
             # numbers on the rebuilt data count as substitute_data; the agreement row is
             # compared with its printed number (its statement is a claim, claims.py)
             agree = metric == "relative_difference"
@@ -206,7 +208,7 @@ def table3(records) -> list[Reproduced]:
                                   {"dataset": ds, "n": "", "d": TABLE3_D[ds], "m_tilde": "",
                                    "method": "", "statistic": "count"},
                                   metric, (r.metrics[metric],),
-                                  note=f"{DEV}#constrfl-a1-feature-dimensions", over="runs",
+                                  note=f"{DEV}#constrfl-feature-dimensions", over="runs",
                                   n_paper=1))
     return out
 
@@ -249,7 +251,7 @@ def fair_rows(recs, per_trial: bool = False):
 
 def stop_counts(recs) -> str:
     """How Algorithm 1's runs of a group ended (``proxal.STOP_CODES``): e.g.
-    ``(11) on an uncertified call: 10``; records from before issue #31 carry no stop code.
+    ``(11) on an uncertified call: 10``; records older than the stop test carry no stop code.
     """
     names = {float(v): k for k, v in STOP_CODES.items()}
     codes = [r.metrics.get("alg1_stop_code") for r in recs]
@@ -260,12 +262,14 @@ def stop_counts(recs) -> str:
 
 
 def table2(records) -> list[Reproduced]:
-    """The ``script`` hyperparameters feed the comparison (A4); ``render`` shows both."""
+    """The ``script`` hyperparameters feed the comparison
+    (docs/decisions.md#constrfl-fairness-hyperparameters); ``render`` shows both.
+    """
     out = []
     for (n, hyper), recs in sorted(fair_groups(records).items()):
         if hyper != "script":
             continue
-        # how Algorithm 1's runs ended (issue #31): a run without a certified stop is not
+        # how Algorithm 1's runs ended: a run without a certified stop is not
         # converged; the rows say so
         note = f"{fair_protocol_note(recs)}; Alg. 1 stop: {stop_counts(recs)}"
         for meth, metric, stat, vals in fair_rows(recs, per_trial=True):
@@ -285,8 +289,9 @@ LCQP_METRICS = (("Algorithm 1", "objective", "alg1_objective"),
                 ("Algorithm 1", "feasibility_violation", "alg1_feasibility"),
                 ("cProx-AL", "feasibility_violation", "cprox_feasibility"))
 
-# specs/constrfl.md §6: the printed mean that the authors' log (LCQP/new_log.txt) shows to be
-# a misprint, with what the paper meant to print (the log's 9.2828e-5 at the table's 3 digits).
+# docs/decisions.md#constrfl-reported: the printed mean that the authors' log (LCQP/new_log.txt)
+# shows to be a misprint, with what the paper meant to print (the log's 9.2828e-5 at the table's 3
+# digits).
 MISPRINT = {("10", "500", "5", "Algorithm 1", "feasibility_violation"): "9.28e-5"}
 
 
@@ -301,10 +306,11 @@ def lcqp_groups(records, mode) -> dict[tuple, list]:
 
 
 def table4(records) -> list[Reproduced]:
-    """Reference-mode cells (the mode the printed table comes from), specs/constrfl.md §4.3.
+    """Reference-mode cells (the mode the printed table comes from),
+    docs/decisions.md#constrfl-lcqp-experiment.
 
-    Judged as specs/constrfl.md §6 recommends: every mean within one unit of its last printed
-    digit (the table's values are the log's 4-digit values rounded again: 5.87485e-4 ->
+    Judged as docs/decisions.md#constrfl-reported recommends: every mean within one unit of its last
+    printed digit (the table's values are the log's 4-digit values rounded again: 5.87485e-4 ->
     5.875e-4 -> 5.88e-4), and the misprinted mean against its corrected value
     (:data:`MISPRINT`).
     """

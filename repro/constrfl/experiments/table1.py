@@ -1,5 +1,5 @@
 """Table 1: Neyman-Pearson classification (30)-(31), Algorithm 1 vs cProx-AL
-(specs/constrfl.md §4.1; the cell code is :mod:`._np`).
+(docs/decisions.md#constrfl-np-experiment; the cell code is :mod:`._np`).
 """
 
 from __future__ import annotations

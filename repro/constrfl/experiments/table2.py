@@ -1,14 +1,15 @@
 """Table 2: fairness-constrained classification (32) on adult-b, Algorithm 1 vs cProx-AL, both
-hyperparameter sets (specs/constrfl.md §4.2; the cell code is :mod:`._fair`).
+hyperparameter sets (docs/decisions.md#constrfl-fairness-experiment; the cell code is
+:mod:`._fair`).
 
-Readings of the subproblem solvers' accuracy (issue #31), for the script's hyperparameter set
-(the one the comparison reads, A4/D9); the paper's set (rho = 1e8) runs once, flags off, under
-both. Chosen from the text and the authors' script before any run:
+Readings of the subproblem solvers' accuracy, for the script's hyperparameter set (the one the
+comparison reads, docs/decisions.md#constrfl-fairness-hyperparameters); the paper's set (rho = 1e8)
+runs once, flags off, under both. Chosen from the text and the authors' script before any run:
 
 - ``script-tolerance`` (primary): the script's solver tolerances, ``reference_flags("fairness")``
   (1e-4·eps_{t+1} in (18)/(19), 1e-4·tau_k for cProx-AL, eps floor 1e-10).
 - ``criterion-tolerance``: each solve stops as soon as it meets the criterion of Algorithm 2
-  lines 5 and 8 (factor 1), the package's Table 2 before issue #31.
+  lines 5 and 8 (factor 1).
 """
 
 from __future__ import annotations
@@ -38,20 +39,22 @@ SCRIPT_TOLERANCE = Reading(
           "dist_inf(0, ∂phi_{0,t}(w^{t+1})) <= eps_{t+1}' / '||grad phi_{i,t}(u_i^{t+1})||_inf "
           "<= eps_{t+1}', a bound every tighter solve also meets, and §5.2 names no solver: the "
           "text leaves the accuracy open. Table 2 prints the output of the authors' "
-          "fairClassification.py (the folder the table scripts read, specs/constrfl.md §4.2), "
+          "fairClassification.py (the folder the table scripts read, "
+          "docs/decisions.md#constrfl-fairness-experiment), "
           "whose L-BFGS-B calls use tol = 1e-4·eps_{t+1} (server, clients) and 1e-4·tau_k "
-          "(cProx-AL); the comparison already takes that script's hyperparameters (A4, D9), so "
+          "(cProx-AL); the comparison already takes that script's hyperparameters, so "
           "the primary takes its tolerances with them",
-    spec="constrfl A4, D5, D6, D9, D14", overrides={"ref_flags": "fairness"},
+    spec="constrfl-fairness-hyperparameters, constrfl-solver-tolerances, constrfl-caps, "
+         "constrfl-cproxal", overrides={"ref_flags": "fairness"},
     applies_to=lambda c: c.get("hyper") == "script", primary=True)
 
 CRITERION_TOLERANCE = Reading(
     "criterion-tolerance",
     "script set, each solve stopped as soon as it meets Algorithm 2's criterion (factor 1)",
     basis=f"{_P} Alg. 2 lines 5 and 8: '... such that ||grad phi_{{i,t}}(u_i^{{t+1}})||_inf "
-          "<= eps_{t+1}' read as the solver's tolerance (specs/constrfl.md §2.4 default; the "
-          "package's Table 2 before issue #31)",
-    spec="constrfl §2.4, D5")
+          "<= eps_{t+1}' read as the solver's tolerance (the default of "
+          "docs/decisions.md#constrfl-subproblem-solvers)",
+    spec="constrfl-subproblem-solvers, constrfl-solver-tolerances")
 
 READINGS = (SCRIPT_TOLERANCE, CRITERION_TOLERANCE)
 

@@ -1,5 +1,5 @@
 """Table 3: data set sizes after the n = 5 split and feature dimensions
-(specs/constrfl.md §4.1).
+(docs/decisions.md#constrfl-np-experiment).
 """
 
 from __future__ import annotations

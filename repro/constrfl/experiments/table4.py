@@ -1,9 +1,12 @@
-"""Table 4: the linear-equality-constrained QP (86), App. E.2 (specs/constrfl.md §4.3).
+"""Table 4: the linear-equality-constrained QP (86), App. E.2
+(docs/decisions.md#constrfl-lcqp-experiment).
 
 Each cell is one (n, d, m~, trial, mode): cProx-AL (Algorithm 3) and Algorithm 1 from the same
-``w^0``. ``mode = "reference"`` switches on the reference script's departures D3, D4, D11-D14
+``w^0``. ``mode = "reference"`` switches on the reference script's departures
+(docs/decisions.md#constrfl-reference-code)
 (the mode whose output the paper prints, reproduced to every printed digit);
-``mode = "paper"`` is the algorithm as written. Both use the reference instance generator (D10).
+``mode = "paper"`` is the algorithm as written. Both use the reference instance generator
+(docs/decisions.md#constrfl-lcqp-generator).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Fair VFL experiments (specs/fairvfl.md §7-§9): three tables and four figures.
+"""The Fair VFL experiments (docs/decisions.md#fairvfl-hyperparameters,
+docs/decisions.md#fairvfl-figures): three tables and four figures.
 
 One module per paper item, each registering one experiment:
 
@@ -14,8 +15,9 @@ One module per paper item, each registering one experiment:
 
 Shared pieces: ``_cells`` (the cell grids), ``_run`` (the cell runner), ``_records`` (the
 record query of the output code); output only (outside the code identity): ``claims``
-(specs/fairvfl.md §9), ``render`` (§8-§9), ``reproduce`` (§8).
-``smoke`` follows specs/fairvfl.md §12.3 (ADULT subsample of 5,000 rows, seeds {0, 1},
+(docs/decisions.md#fairvfl-figures), ``render`` and ``reproduce``
+(docs/decisions.md#fairvfl-tables).
+``smoke`` follows docs/decisions.md#fairvfl-cost (ADULT subsample of 5,000 rows, seeds {0, 1},
 shorter runs).
 """
 

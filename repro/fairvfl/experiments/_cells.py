@@ -1,4 +1,5 @@
-"""The cell grids of the Fair VFL experiments (specs/fairvfl.md §7, smoke scale §12.3).
+"""The cell grids of the Fair VFL experiments (docs/decisions.md#fairvfl-hyperparameters, smoke
+scale docs/decisions.md#fairvfl-cost).
 
 A cell config holds ``dataset, version, model, method, eps, Q, T, eta, seed, smoke,
 log_every`` (and ``widths``, ``dtype`` for the MLP); the
@@ -26,7 +27,7 @@ CONF_FIG2_METHODS = ("FairVFL",)  # [C] Fig. 2: Fair VFL at Q in {1, 4, 7}
 # Fig. 1's are [J] Table 1's seed 0, [J] Fig. 2's are [J] Table 2's seed 0 (66 of the 513 paper
 # cells). A run's numbers depend on its config only (``_run.run_cell`` reads the split, the
 # initial networks and the Q draws from ``config["seed"]``, never from the experiment or the
-# cell seed), so a sweep computes a shared run once (Experiment.shared_cells, issue #33).
+# cell seed), so a sweep computes a shared run once (Experiment.shared_cells).
 SHARED_CELLS = "fairvfl.runs"
 
 

@@ -1,22 +1,24 @@
-"""The readings of the Fair VFL tables (issue #16; ``repro.engine.readings``).
+"""The readings of the Fair VFL tables (``repro.engine.readings``).
 
 [C] and [J] leave four things open that change a table's numbers:
 
 - **DFP/DFN** ([J] only): no formula, no positive class, no "decisions or scores"; the five
   readings of :data:`repro.fairvfl.metric_readings.METRIC_READINGS`, each a *metric reading*
   (every record carries all five, no rerun);
-- **EO**: equalized odds (primary, specs/fairvfl.md A7), equal opportunity (the acronym's
-  literal expansion), equalized odds on the continuous score (Hardt et al. §4.2) or the LP of
-  the public equalized-odds code (``repro.fairvfl.eo_public``); metric readings of the FedBCD
-  records (``eo_``, ``eo_opp_``, ``eo_roc_``, ``eo_pub_``);
-- **CEO**: the 'fnr' cost (primary, A8) or AIF360's 'weighted' default (``ceo_w_``);
-- the post-processors as one Bernoulli draw per seed, as the records before issue #16
-  reported them (``eo_draw_``, ``ceo_draw_``), beside the exact expectations (primary);
-- **run length** of the LM tables: neither paper states T. The spec's T (A1: [C] 2000, [J]
-  10000) is primary; the other length is a reading that reruns the cells (``t2000`` for [J]
-  Table 1, ``t10000`` for [C] Table I), and FedBCD's limit, its objective's minimizer, another
-  (``optimum``), also with a ridge 10^4 times weaker (``optimum-weak-ridge``: nor is the ridge
-  weight stated); those two touch the FedBCD cells only (EO and CEO post-process them).
+- **EO**: equalized odds (primary, docs/decisions.md#fairvfl-eo-reading), equal opportunity
+  (the acronym's literal expansion), equalized odds on the continuous score (Hardt et al. §4.2) or
+  the LP of the public equalized-odds code (``repro.fairvfl.eo_public``); metric readings of the
+  FedBCD records (``eo_``, ``eo_opp_``, ``eo_roc_``, ``eo_pub_``);
+- **CEO**: the 'fnr' cost (primary, docs/decisions.md#fairvfl-ceo-reading) or AIF360's
+  'weighted' default (``ceo_w_``);
+- the post-processors as one Bernoulli draw per seed (``eo_draw_``, ``ceo_draw_``), beside the
+  exact expectations (primary);
+- **run length** of the LM tables: neither paper states T. The package's T
+  (docs/decisions.md#fairvfl-rounds: [C] 2000, [J] 10000) is primary; the other length is a reading
+  that reruns the cells (``t2000`` for [J] Table 1, ``t10000`` for [C] Table I), and FedBCD's limit,
+  its objective's minimizer, another (``optimum``), also with a ridge 10^4 times weaker
+  (``optimum-weak-ridge``: nor is the ridge weight stated); those two touch the FedBCD cells only
+  (EO and CEO post-process them).
 
 A metric reading rewrites only the metrics a record carries (a FairVFL record has no ``eo_``
 metrics), see :func:`repro.engine.runner.collect`. Each reading changes one thing; the
@@ -35,13 +37,16 @@ _POST_METRICS = ("acc", "fr", "hm", "deo", "dfp", "dfn")
 
 PRIMARY = Reading(
     "as-specified",
-    "T as specs/fairvfl.md A1 (LM [C] 2000, [J] 10000; MLP 1000); DFP/DFN = decision rates "
+    "T as docs/decisions.md#fairvfl-rounds (LM [C] 2000, [J] 10000; MLP 1000); DFP/DFN = "
+    "decision rates "
     "conditioned on y, y = +1 protected; EO = equalized odds, CEO = 'fnr' cost, both as exact "
     "expectations of the randomized predictors",
     basis=f"{_J} §5.2 ('both groups should have a similar false-positive rate, and both groups "
           "should have a similar false-negative rate'); [C] §V-A(a) (EO [10], CEO [19]); "
-          "specs/fairvfl.md A1, A7, A8, A11",
-    spec="fairvfl A1, A7, A8, A11", primary=True)
+          "docs/decisions.md#fairvfl-rounds, docs/decisions.md#fairvfl-eo-reading, "
+          "docs/decisions.md#fairvfl-ceo-reading, docs/decisions.md#fairvfl-dfp-dfn",
+    spec="fairvfl-rounds, fairvfl-eo-reading, fairvfl-ceo-reading, fairvfl-dfp-dfn",
+    primary=True)
 
 
 def _dfpdfn(rid: str) -> Reading:
@@ -50,7 +55,7 @@ def _dfpdfn(rid: str) -> Reading:
     metrics = {f"{p}{k}": f"{p}{v}" for p in ("",) + _POST for k, v in (("dfp", dfp),
                                                                        ("dfn", dfn))}
     return Reading(rid.replace("_", "-"), f"DFP/DFN: {r.title}", basis=f"{_J} {r.basis}",
-                   spec="fairvfl A11", metrics=metrics)
+                   spec="fairvfl-dfp-dfn", metrics=metrics)
 
 
 def _post(rid: str, title: str, basis: str, spec: str, variants: dict[str, str]) -> Reading:
@@ -62,43 +67,44 @@ EO_OPPORTUNITY = _post(
     "eo-opportunity", "EO = equal opportunity (equal true-positive rates only)",
     f"{_C} §V-A(a) and {_J} §5.1.1 name 'EO' after Hardt et al. [10], whose paper defines "
     "both 'equalized odds' and 'equal opportunity'; the acronym expands to the latter",
-    "fairvfl A7", {"eo_": "eo_opp_"})
+    "fairvfl-eo-reading", {"eo_": "eo_opp_"})
 EO_ROC = _post(
     "eo-roc", "EO = equalized odds on the continuous score (Hardt et al. §4.2, ROC mixing)",
     f"{_J} §5.1.1 ('we use the codes published by the authors [7], [10], [19]'): [10] derives "
     "the predictor from a score R as well as from a thresholded Yhat (its §4.2)",
-    "fairvfl A7", {"eo_": "eo_roc_"})
+    "fairvfl-eo-reading", {"eo_": "eo_roc_"})
 EO_PUBLIC = _post(
     "eo-public-code", "EO = the LP of the public equalized-odds code (per-group error rates "
     "summed unweighted, score-based rates equalized), repro.fairvfl.eo_public",
     f"{_C} §V-A(a) ('the codes published by the authors'; [10] published none) and {_J} "
     "§5.1.1 ('we use the codes published by the authors [7], [10], [19]'): the equalized-odds "
     "code published with [19] solves another LP than [10]'s",
-    "fairvfl A7", {"eo_": "eo_pub_"})
+    "fairvfl-eo-reading", {"eo_": "eo_pub_"})
 CEO_WEIGHTED = _post(
     "ceo-weighted", "CEO with the 'weighted' cost (AIF360's default) instead of 'fnr'",
     f"{_C} §V-A(a) names CEO [19] without its cost constraint; AIF360's "
     "CalibratedEqOddsPostprocessing defaults to cost_constraint='weighted'",
-    "fairvfl A8", {"ceo_": "ceo_w_"})
+    "fairvfl-ceo-reading", {"ceo_": "ceo_w_"})
 SINGLE_DRAW = _post(
     "single-draw", "EO and CEO as one Bernoulli draw of the randomized predictor per run",
     f"{_C} Table I and {_J} Tables 1-2 print one number per run average and do not say whether "
-    "a randomized predictor was sampled; the records before issue #16 drew once",
-    "fairvfl A10", {"eo_": "eo_draw_", "ceo_": "ceo_draw_"})
+    "a randomized predictor was sampled",
+    "fairvfl-post-processing-deo", {"eo_": "eo_draw_", "ceo_": "ceo_draw_"})
 T2000 = Reading(
-    "t2000", "[J] LM run length T = 2000 instead of the spec's 10000",
+    "t2000", "[J] LM run length T = 2000 instead of the package's 10000",
     basis=f"{_J} states no T (nor does {_C}); the authors' published Julia code [R] runs "
-          "'2000 full-batch epochs' (specs/fairvfl.md A21 item 6), the run length the spec "
-          "takes for [C] (A1)",
-    spec="fairvfl A1, A21", overrides={"T": 2000},
+          "'2000 full-batch epochs' (docs/decisions.md#fairvfl-authors-code), the run length the "
+          "package takes for [C] (docs/decisions.md#fairvfl-rounds)",
+    spec="fairvfl-rounds, fairvfl-authors-code", overrides={"T": 2000},
     applies_to=lambda c: c.get("version") == "journal" and c.get("model") == "LM")
 
 T10000 = Reading(
-    "t10000", "[C] LM run length T = 10000 instead of the spec's 2000",
-    basis=f"{_C} states no T (nor does {_J}); the spec takes 2000 for [C] (A1, the authors' "
-          "Julia code [R], A21 item 6) and 10000 for [J]'s LM, the same algorithm and model "
-          "(with Q = 1 and the LM [C]'s all-active roles give [J]'s numbers, A30)",
-    spec="fairvfl A1, A30", overrides={"T": 10_000},
+    "t10000", "[C] LM run length T = 10000 instead of the package's 2000",
+    basis=f"{_C} states no T (nor does {_J}); the package takes 2000 for [C] "
+          "(docs/decisions.md#fairvfl-rounds, the run length of the authors' Julia code [R]) and "
+          "10000 for [J]'s LM, the same algorithm and model (with Q = 1 and the LM [C]'s "
+          "all-active roles give [J]'s numbers, docs/decisions.md#fairvfl-roles-versions)",
+    spec="fairvfl-rounds, fairvfl-roles-versions", overrides={"T": 10_000},
     applies_to=lambda c: c.get("version") == "conf" and c.get("model") == "LM")
 
 def _fedbcd_lm(version: str):
@@ -117,9 +123,9 @@ def _optimum(version: str, weak: bool) -> Reading:
         basis=f"{_C if version == 'conf' else _J} states no T and no ridge weight; FedBCD's "
               "rounds converge to the minimizer of the strongly convex LM objective "
               "(repro.fairvfl.optimum), the limit of any long run"
-              + ("; the ridge weight is the spec's choice (2/n), not the paper's" if weak
+              + ("; the ridge weight is the package's choice (2/n), not the paper's" if weak
                  else ""),
-        spec="fairvfl A1", overrides={"solve": "optimum", "T": 1, **ridge},
+        spec="fairvfl-rounds", overrides={"solve": "optimum", "T": 1, **ridge},
         applies_to=_fedbcd_lm(version))
 
 

@@ -1,17 +1,17 @@
-"""One experiment cell: train FedBCD or Fair VFL on one split and evaluate (specs/fairvfl.md
-§5-§7).
+"""One experiment cell: train FedBCD or Fair VFL on one split and evaluate
+(docs/decisions.md#fairvfl-data, docs/decisions.md#fairvfl-hyperparameters).
 
 A cell config (JSON) holds ``dataset, version ("conf" | "journal"), model ("LM" | "MLP"),
-method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of §5's split),
-``smoke`` (ADULT subsample of §12.3; ``subsample``: the same, in records of the former
-``reduced`` scale of [C] Fig. 2),
-``log_every``, for the MLP ``widths`` and, in a reading's cells, ``ridge`` (the ridge weight as
-a multiple of the default mu = 2/n) and ``solve = "optimum"`` (FedBCD started at its LM
-objective's minimizer and run ``T`` rounds from there: the limit of long runs).
+method ("FedBCD" | "FairVFL"), eps, Q, T, eta, seed`` (the run index of
+docs/decisions.md#fairvfl-data's split), ``smoke`` (ADULT subsample of
+docs/decisions.md#fairvfl-cost; ``subsample``: the same, in records of the former ``reduced`` scale
+of [C] Fig. 2), ``log_every``, for the MLP ``widths`` and, in a reading's cells, ``ridge`` (the
+ridge weight as a multiple of the default mu = 2/n) and ``solve = "optimum"`` (FedBCD started at its
+LM objective's minimizer and run ``T`` rounds from there: the limit of long runs).
 
-A FedBCD cell also evaluates the post-processing baselines on its scores (§4.4), see
-``post_processing_metrics``. Every record carries DFP/DFN under all five readings of
-``metric_readings.METRIC_READINGS`` (a metric reading needs no rerun).
+A FedBCD cell also evaluates the post-processing baselines on its scores
+(docs/decisions.md#fairvfl-pooling), see ``post_processing_metrics``. Every record carries DFP/DFN
+under all five readings of ``metric_readings.METRIC_READINGS`` (a metric reading needs no rerun).
 
 The method modules the cells run (``_cells.TABLE_METHODS``) are imported by name, so that they
 and their algorithm files (``fair_vfl.py``, ``fedbcd.py``) are in the cells' static import
@@ -41,11 +41,13 @@ from repro.fairvfl.optimum import lm_optimum
 from repro.fairvfl.problem import VFLProblem
 from repro.fairvfl.roc_eo import roc_eo_expected
 
-BETA, C_CONST = 0.1, 1e-3  # §7: dual step and constant c_t
+BETA, C_CONST = 0.1, 1e-3  # docs/decisions.md#fairvfl-hyperparameters: dual step and constant c_t
 
 
 def _maybe_sparse(X: np.ndarray):
-    """CSR for mostly one-hot blocks (density <= 0.3): ~1.5x faster rounds on ADULT (§12)."""
+    """CSR for mostly one-hot blocks (density <= 0.3): ~1.5x faster rounds on ADULT
+    (docs/decisions.md#fairvfl-cost).
+    """
     return scipy.sparse.csr_matrix(X) if np.count_nonzero(X) <= 0.3 * X.size else X
 
 
@@ -67,7 +69,8 @@ def cell_algorithm(config: dict):
 
     ``rng`` is the run index ``seed`` (not the cell): an MLP party's initial network depends
     on the run and the party only (``fair_vfl.init_generator``), so FedBCD and every
-    FairVFL(eps) of a run start from the same network (needed for claims J1b/J1d, §9).
+    FairVFL(eps) of a run start from the same network (needed for claims J1b/J1d,
+    docs/decisions.md#fairvfl-figures).
     """
     sp = make_split(config["dataset"], config["seed"], version=config["version"],
                     smoke=config.get("smoke", False) or config.get("subsample", False))
@@ -112,10 +115,11 @@ def run_cell(config: dict, ctx: RunContext) -> CellResult:
 
 
 def post_processing_metrics(z_train, sp, z_test, seed: int) -> dict[str, float]:
-    """EO/CEO on FedBCD's pooled scores (§4.4), as exact expectations of the randomized
-    predictors (issue #16 item 2), each prefixed: ``eo_`` (equalized odds, primary), ``eo_opp_``
-    (equal opportunity, A7), ``eo_roc_`` (equalized odds on the continuous score, Hardt et al.
-    §4.2), ``eo_pub_`` (the public equalized-odds code's LP, :mod:`repro.fairvfl.eo_public`),
+    """EO/CEO on FedBCD's pooled scores (docs/decisions.md#fairvfl-pooling), as exact
+    expectations of the randomized predictors, each prefixed: ``eo_`` (equalized odds,
+    primary), ``eo_opp_`` (equal opportunity, docs/decisions.md#fairvfl-eo-reading), ``eo_roc_``
+    (equalized odds on the continuous score, Hardt et al. §4.2), ``eo_pub_`` (the public
+    equalized-odds code's LP, :mod:`repro.fairvfl.eo_public`),
     ``ceo_`` ('fnr', primary), ``ceo_w_`` ('weighted'); ``eo_draw_``/``ceo_draw_``: the
     single draw with ``seed + 10_000`` that earlier records reported.
     """

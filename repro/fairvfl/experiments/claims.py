@@ -1,5 +1,6 @@
-"""The qualitative claims of specs/fairvfl.md §9 (and the smoke assertions of §12.3), each a
-function ``records -> (passed, measured text)`` for :class:`repro.engine.experiment.Claim`.
+"""The qualitative claims of docs/decisions.md#fairvfl-figures (and the smoke assertions of
+docs/decisions.md#fairvfl-cost), each a function ``records -> (passed, measured text)`` for
+:class:`repro.engine.experiment.Claim`.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def _curve(records, name, **match):
     return [np.asarray(r.curves[name]) for r in sorted(rows, key=lambda r: r.config["seed"])]
 
 
-# ------------------------------------------------------------------ [C] Table I (§12.3 smoke)
+# ------------------------------------------------------------------ [C] Table I
+# (docs/decisions.md#fairvfl-cost smoke)
 @_guard
 def table1_fair_gain(records):
     """FR(Fair VFL) - FR(FedBCD) >= 10 pt on ADULT and >= 5 pt elsewhere; AC loss <= 6 pt; EO
@@ -102,7 +104,8 @@ def c1a_accuracy_monotone(records):
 @_guard
 def c1b_fairness_monotone(records):
     """(C1b) FR non-increasing in eps (tol 1 pt) and FR(eps_min) - FR(eps_max) >= 10 pt on
-    ADULT. At smoke scale ADULT uses the train DEO (§12.3: ~40 test positives in group a).
+    ADULT. At smoke scale ADULT uses the train DEO (docs/decisions.md#fairvfl-cost: ~40 test
+    positives in group a).
     """
     smoke = _is_smoke(records)
     ok, parts = True, []
@@ -129,7 +132,7 @@ def c1b_fairness_monotone(records):
 def c1c_inactive(records):
     """(C1c) At eps = 0.4 (ADULT) / 0.25 (others): lam = 0 at the last primal step (the
     record's lam1, lam2) and |AC - AC_FedBCD| <= 0.3 pt.
-    At smoke scale only COMPAS and C&C decide (§12.3); ADULT is reported.
+    At smoke scale only COMPAS and C&C decide (docs/decisions.md#fairvfl-cost); ADULT is reported.
     """
     smoke = _is_smoke(records)
     ok, parts = True, []
@@ -307,9 +310,9 @@ def j1c_deo_to_eps(records):
 
 @_guard
 def mlp_trains_and_is_fairer(records):
-    """MLP (§12.3): the training loss decreases in every cell, and FairVFL(smallest eps) has a
-    lower train DEO than FedBCD on every dataset (DEO = |D| per run, then the mean over runs,
-    as the rendered table shows it).
+    """MLP (docs/decisions.md#fairvfl-cost): the training loss decreases in every cell, and
+    FairVFL(smallest eps) has a lower train DEO than FedBCD on every dataset (DEO = |D| per run,
+    then the mean over runs, as the rendered table shows it).
     """
     ok, parts = True, []
     for d in _datasets(records):

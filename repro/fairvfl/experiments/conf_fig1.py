@@ -1,5 +1,5 @@
-"""[C] Fig. 1: the effect of eps on test AC and FR, LM, all parties active (specs/fairvfl.md
-§7, §9).
+"""[C] Fig. 1: the effect of eps on test AC and FR, LM, all parties active
+(docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-figures).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""[C] Fig. 2: training loss against rounds for Q in {1, 4, 7} local updates (specs/fairvfl.md
-§7, §9). Its paper scale takes about 4 min on 2 cores (27 cells, the full ADULT); the former
-``reduced`` scale (ADULT subsample) is gone.
+"""[C] Fig. 2: training loss against rounds for Q in {1, 4, 7} local updates
+(docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-figures). Its paper scale
+takes about 4 min on 2 cores (27 cells, the full ADULT).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """[C] Table I: AC / FR / HM of FedBCD, EO, CEO and Fair VFL (eps = 0.01), LM, all parties
-active (specs/fairvfl.md §7-§8).
+active (docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-tables).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """[J] Fig. 2: training L(theta^t) and DEO(theta^t) against rounds, MLP, seed 0
-(specs/fairvfl.md §7, §9).
+(docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-figures).
 """
 
 from __future__ import annotations

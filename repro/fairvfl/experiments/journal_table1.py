@@ -1,5 +1,5 @@
-"""[J] Table 1: test ACC / DFP / DFN, LM, 1 active + 5 passive parties (specs/fairvfl.md
-§7-§9).
+"""[J] Table 1: test ACC / DFP / DFN, LM, 1 active + 5 passive parties
+(docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-tables).
 """
 
 from __future__ import annotations

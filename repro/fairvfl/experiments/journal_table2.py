@@ -1,5 +1,5 @@
-"""[J] Table 2: test ACC / DFP / DFN, MLP (eta = 2, specs/fairvfl.md §11 A15), 1 active + 5
-passive parties (specs/fairvfl.md §7-§9).
+"""[J] Table 2: test ACC / DFP / DFN, MLP (eta = 2, docs/decisions.md#fairvfl-mlp-step), 1 active
++ 5 passive parties (docs/decisions.md#fairvfl-hyperparameters, docs/decisions.md#fairvfl-tables).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from repro.fairvfl.experiments.reproduce import reproduce_journal
 
 EXPERIMENT = register(Experiment(
     name="fairvfl.journal_table2",
-    title="[J] Table 2: ACC/DFP/DFN, MLP (eta = 2, §11 A15), 1 active + 5 passive",
+    title="[J] Table 2: ACC/DFP/DFN, MLP (eta = 2), 1 active + 5 passive",
     methods=TABLE_METHODS, shared_cells=SHARED_CELLS,
     paper=PAPER_J, cells=journal_mlp_cells, run_cell=run_cell,
     render=lambda recs, out, scale: render_journal_table(recs, out, scale, "journal_table2"),

@@ -1,4 +1,6 @@
-"""Tables and figures of the Fair VFL experiments from their records (specs/fairvfl.md §8-§9)."""
+"""Tables and figures of the Fair VFL experiments from their records
+(docs/decisions.md#fairvfl-tables, docs/decisions.md#fairvfl-figures).
+"""
 
 from __future__ import annotations
 
@@ -35,8 +37,8 @@ def render_conf_table1(records, out: Path, scale: str) -> list[Path]:
     rows = (("FedBCD", {"method": "FedBCD"}, "", ("FedBCD", "")),
             ("EO", {"method": "FedBCD"}, "eo_", ("EO", "")),
             ("CEO", {"method": "FedBCD"}, "ceo_", ("CEO", "")),
-            ("EO (equal opportunity, A7)", {"method": "FedBCD"}, "eo_opp_", None),
-            ("CEO (weighted, A8)", {"method": "FedBCD"}, "ceo_w_", None),
+            ("EO (equal opportunity)", {"method": "FedBCD"}, "eo_opp_", None),
+            ("CEO (weighted cost)", {"method": "FedBCD"}, "ceo_w_", None),
             ("Fair VFL (0.01)", {"method": "FairVFL"}, "", ("Fair VFL", "0.01")))
     for d in DATASETS:
         for label, match, prefix, reported in rows:

@@ -9,7 +9,7 @@ comparison needs to judge them and explain their deviations:
 - the fitted readings (:mod:`repro.engine.fitted`): FedBCD's run length per dataset, which EO
   program, the DFP/DFN formula, each with its calibration rows declared here, before any fit;
 - the inconsistency of [J]'s ADULT FairVFL(ε = 0.5) row, printed below its own FedBCD although
-  the two runs are the same model (docs/deviations.md, ``fairvfl-adult-constraint-cost-a24``).
+  the two runs are the same model (docs/deviations.md, ``fairvfl-adult-constraint-cost``).
 
 A row's note says only what its own records show beyond its number: an EO/CEO row whose
 post-processor left FedBCD's decisions unchanged on every seed says so. No tolerance: a match is

@@ -1,4 +1,5 @@
-"""Fair VFL's trained methods, one module per method (specs/fairvfl.md §4.1, §7; issue 32).
+"""Fair VFL's trained methods, one module per method (docs/decisions.md#fairvfl-fedbcd,
+docs/decisions.md#fairvfl-hyperparameters).
 
 Each module defines ``METHOD = Method(name, algorithm, configure, summary)``
 (:mod:`repro.core.methods`); the names are those of the cell configs (``config["method"]``)
@@ -12,7 +13,7 @@ and run by no experiment until one names it in its ``methods``::
 :class:`~repro.fairvfl.fair_vfl.FairVFLConfig` but ``fair``, which the method sets); the
 defaults are those of the config. The post-processing baselines EO and CEO (``eo``, ``ceo``,
 ``roc_eo``) are not methods here: they train nothing, and a FedBCD cell applies them to its
-scores (specs/fairvfl.md §4.4).
+scores (docs/decisions.md#fairvfl-pooling).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def build(name: str, problem: VFLProblem, **kwargs: Any):
 
 
 def tiny_problem(seed: int = 0) -> VFLProblem:
-    """A synthetic instance (specs/fairvfl.md §10.1): 80 rows, 6 columns over 3 linear
-    parties, deterministic in ``seed``; a round takes well under a millisecond.
+    """A synthetic instance (docs/decisions.md#fairvfl-theory-instances): 80 rows, 6 columns over
+    3 linear parties, deterministic in ``seed``; a round takes well under a millisecond.
     """
     from repro.fairvfl.instances import linear_blocks, synthetic_instance
 

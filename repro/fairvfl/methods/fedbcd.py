@@ -1,4 +1,6 @@
-"""FedBCD ([C] ref. [7], specs/fairvfl.md §4.1): Fair VFL without the constraint (lam = 0)."""
+"""FedBCD ([C] ref. [7], docs/decisions.md#fairvfl-fedbcd): Fair VFL without the constraint (lam =
+0).
+"""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """Shared cell code of paper 004's experiments: the MNIST -> MNIST-M grid and its one run.
 
-Scales (specs/fedmm.md §11): ``smoke`` (tests: 512 + 512 training images, 256 test images,
-batch 16, M = 2, 3 rounds); ``reduced`` (default of ``SCALE=auto``: full data and model, batch
-64, p = 1, 150 rounds for FedMM/FedAvgGDA/FedProxGDA and 3,000 for FedSGDA (same number of
+Scales (docs/decisions.md#fedmm-scales): ``smoke`` (tests: 512 + 512 training images, 256 test
+images, batch 16, M = 2, 3 rounds); ``reduced`` (default of ``SCALE=auto``: full data and model,
+batch 64, p = 1, 150 rounds for FedMM/FedAvgGDA/FedProxGDA and 3,000 for FedSGDA (same number of
 gradient evaluations), evaluation every 10 rounds (FedSGDA 200) on a fixed 2,000-image MNIST-M
 test subset and on all 10,000 at the end, a checkpoint every 25 rounds, seeds 0-2 with claims
 on the seed mean; Office-31 with a frozen backbone, 200 rounds, FedSGDA 4,000); ``extended``
-(issue #20; MNIST -> MNIST-M only: ``reduced`` with five times the rounds, 750 and FedSGDA
+(MNIST -> MNIST-M only: ``reduced`` with five times the rounds, 750 and FedSGDA
 15,000, the same evaluation schedule, so 75 evaluations a run and the first 150 rounds are the
 ``reduced`` run's; seeds 0-2; a CUDA GPU protocol: its cells say ``device: cuda`` and the
 ``graphed`` backend, and on a machine without a GPU they are recorded ``not_run``, never run on
@@ -58,7 +58,7 @@ MNIST_DATA = (("mnist", "train-images-idx3-ubyte.gz"), ("mnist", "train-labels-i
               ("mnist", "t10k-images-idx3-ubyte.gz"), ("mnist", "t10k-labels-idx1-ubyte.gz"))
 PAPER_ROUNDS = {"DANN": 15000, "CDAN": 30000, "MDD": 50000}
 SCALES = ("smoke", "reduced", "extended", "paper")
-EXTENDED_FACTOR = 5  # issue #20: five times the reduced budget
+EXTENDED_FACTOR = 5  # five times the reduced budget
 COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
         "reduced": "63 runs (3 seeds; 51 distinct: Figs. 2, 4, 5 share 12, computed once): "
         "20-45 min each on 2 CPU cores; 8 min for all 63 on one "
@@ -74,7 +74,7 @@ COST = {"smoke": "20 s (Fig. 5 with its 2+2 and 5+5 settings: ~1 min)",
 # stream_seed of the config, never by the experiment or the cell seed), so a sweep computes a
 # shared run once (Experiment.shared_cells): 12 of the 63 reduced 1+1 runs.
 SHARED_CELLS = "fedmm.mnist"
-CLIENT_SETTINGS = ("2+2", "5+5")  # Fig. 5's other settings (specs/fedmm.md §4.3 [R])
+CLIENT_SETTINGS = ("2+2", "5+5")  # Fig. 5's other settings (docs/decisions.md#fedmm-clients [R])
 TABLE_METHODS = ("FedAvgGDA", "FedSGDA", "FedMM")  # the library methods of Tables 1 and 2
 
 
@@ -113,7 +113,7 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0, preset="paper") -> dict:
     smoke = params.pop("m_scale", None) == "smoke"
     local = 1 if algorithm == "FedSGDA" else (2 if smoke and M == 20 else
                                               3 if smoke and M == 25 else M)
-    if scale == "extended":  # a GPU protocol wherever the sweep is planned (issue #20)
+    if scale == "extended":  # a GPU protocol wherever the sweep is planned
         where = {"backend": choose_backend("cuda"), "device": "cuda"}
     else:
         where = {"backend": choose_backend(run_device())}
@@ -122,9 +122,9 @@ def mnist_cell(scale, da, algorithm, M, p=1.0, seed=0, preset="paper") -> dict:
 
 
 def seeds(scale: str) -> tuple[int, ...]:
-    """specs/fedmm.md §11: seed 0 first, then seeds 1-2. Adversarial training is very sensitive
-    to its seed (one nondeterministic GPU sweep moved a DANN FedMM final accuracy from 0.50 to
-    0.28), so the reduced protocol runs all three and the claims use the mean over seeds.
+    """docs/decisions.md#fedmm-scales: seed 0 first, then seeds 1-2. Adversarial training is very
+    sensitive to its seed (one nondeterministic GPU sweep moved a DANN FedMM final accuracy from
+    0.50 to 0.28), so the reduced protocol runs all three and the claims use the mean over seeds.
     """
     return (0, 1, 2) if scale in ("reduced", "extended") else (0,)
 
@@ -190,7 +190,9 @@ def accelerator(config: dict) -> str:
 
 
 def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
-    """One federated MNIST -> MNIST-M run; the global model is evaluated (specs/fedmm.md §6)."""
+    """One federated MNIST -> MNIST-M run; the global model is evaluated
+    (docs/decisions.md#fedmm-metrics).
+    """
     da, seed = config["da"], config["seed"]
     # $FEDREPRO_FEDMM_DEVICE (e.g. "cuda") puts data and parameters on an accelerator; the
     # numbers then differ from CPU records in the last bits, so the device is logged. A cell

@@ -18,7 +18,7 @@ from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.models import DA_METHODS
 
 NOTE = "see docs/deviations.md#fedmm-office-31"
-PAPER_RUNS = 1   # specs/fedmm.md: the paper reports single numbers
+PAPER_RUNS = 1   # docs/decisions.md#fedmm: the paper reports single numbers
 
 
 def reproduce_tables(records) -> list[Reproduced]:

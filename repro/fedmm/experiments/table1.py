@@ -1,8 +1,8 @@
 """``fedmm.table1``: Office-31, Tables 1 and 2 of paper 004 (frozen MobileNetV2 features).
 
-Tables 1 and 2 come from the same Office-31 runs (specs/fedmm.md §8), so one experiment,
-``fedmm.table1``, holds that grid, owns both reported CSVs and renders both tables (a separate
-``fedmm.table2`` would recompute the same 54 runs). While Office-31 is absent every cell is
+Tables 1 and 2 come from the same Office-31 runs (docs/decisions.md#fedmm-figures), so one
+experiment, ``fedmm.table1``, holds that grid, owns both reported CSVs and renders both tables (a
+separate ``fedmm.table2`` would recompute the same 54 runs). While Office-31 is absent every cell is
 ``not_run`` with the loader's reason.
 """
 

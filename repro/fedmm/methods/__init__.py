@@ -30,9 +30,9 @@ def build(name: str, problem: Any, **kwargs: Any) -> Any:
 
 
 def tiny_problem(seed: int = 0):
-    """A two-client quadratic saddle problem (Q of specs/fedmm.md §9.1, d1 = 3, d2 = 2;
-    :class:`repro.fedmm.instances.QuadOracle`, deterministic in ``seed``): small enough for the
-    generic protocol test.
+    """A two-client quadratic saddle problem (Q of docs/decisions.md#fedmm-theory-instances, d1 = 3,
+    d2 = 2; :class:`repro.fedmm.instances.QuadOracle`, deterministic in ``seed``): small enough for
+    the generic protocol test.
     """
     from repro.fedmm.instances import QuadOracle, gen_Q
 

@@ -1,10 +1,13 @@
-"""One Table 1 run: a task, a method and a seed (specs/relfair.md §3.0, §5).
+"""One Table 1 run: a task, a method and a seed (docs/decisions.md#relfair-setting,
+docs/decisions.md#relfair-metrics).
 
 Randomness shared by the six methods of one seed -- the subset, the client partition, the
 train/validation split and theta^0 -- comes from a context whose identity omits the method
-(specs/relfair.md §3.0: "same partition per seed across methods", A15); the training stream
-(minibatches, dropout masks, DRFA's snapshot index) is a named stream of the same context keyed
-by method. So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal configs.
+(docs/decisions.md#relfair-setting: "same partition per seed across methods";
+docs/decisions.md#relfair-init); the training
+stream (minibatches, dropout masks, DRFA's snapshot index) is a named stream of the same context
+keyed by method. So ``relfair.table1`` and ``relfair.fig4`` give bitwise-equal runs for equal
+configs.
 
 This context is the engine's ``RunContext`` under the fixed experiment name
 ``"relfair.clients"`` and the identity (task, seed, n_clients, subset), shared by
@@ -29,14 +32,14 @@ from repro.relfair.metrics import client_metrics
 __all__ = ["SCALES", "TRAINED", "run_training", "shared_context", "training_problem"]
 
 # The library methods a training cell runs, by name, in Table 1's order (App. J.2): the tables
-# name their methods themselves (``_cells.TABLE1_METHODS``, issue 32), so a method file added to
+# name their methods themselves (``_cells.TABLE1_METHODS``), so a method file added to
 # repro/relfair/methods/ is in no table, claim or record until it is imported here and named
 # there. These static imports also put exactly these methods' files in the records' code
 # identity (repro.engine.code_identity), and the package's discovery (its __init__) not.
 TRAINED = {m.METHOD.name: m.METHOD for m in (fedavg, scaffold, safl, drfa, scaff_pd,
                                               scaff_pd_ia)}
 
-# specs/relfair.md §3.0 (paper) and §10 (smoke)
+# docs/decisions.md#relfair-setting (paper) and §10 (smoke)
 SCALES = {
     "smoke": {"n_clients": 20, "subset": 4000, "rounds": 10, "local_steps": 2, "batch": 16,
               "eval_every": 5},
@@ -112,7 +115,7 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     metrics = client_metrics(vl, va)
     counts = data.val_sizes
     metrics["acc_pooled"] = float(np.sum(va * counts) / counts.sum())
-    # the `summed-loss` reading (issue #15): per-client validation losses summed over samples
+    # the `summed-loss` reading: per-client validation losses summed over samples
     # (the paper never says mean; its Penguins losses are sums), and, as a diagnostic, the
     # same indices of the client sizes alone
     summed = vl * counts
@@ -120,7 +123,7 @@ def run_training(config: dict, ctx: RunContext | None = None, backend: str = "ve
     metrics["gini_summed"] = float(gini(summed))
     metrics["R_AB_size"] = float(relative_fairness_ratio(counts.astype(float), ALPHA))
     metrics["gini_size"] = float(gini(counts.astype(float)))
-    if alg.state.theta_avg is not None:  # SAFL's averaged iterate (A8), secondary
+    if alg.state.theta_avg is not None:  # SAFL's averaged iterate, secondary
         al, aa = engine.evaluate(alg.state.theta_avg, "val")
         avg = client_metrics(al, aa)
         metrics.update({f"avg_iterate_{k}": v for k, v in avg.items()})

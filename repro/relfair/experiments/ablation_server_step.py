@@ -1,9 +1,9 @@
 """``relfair.ablation_server_step`` (not a paper item): the global step tau of Alg. 1 line 15.
 
-Tests the explanation of the Scaffold-type deviation (specs/relfair.md A4) by rerunning the
-three Scaffold-type methods with tau = 0.1 (beta = tau/(eta J) = 2) next to App. J.2's 0.025;
-MNIST, seed 0. The tau = 0.025 cells equal Table 1's runs (same shared randomness,
-``_training.shared_context``).
+Tests the explanation of the Scaffold-type deviation
+(docs/decisions.md#relfair-server-normalisation) by rerunning the three Scaffold-type methods with
+tau = 0.1 (beta = tau/(eta J) = 2) next to App. J.2's 0.025; MNIST, seed 0. The tau = 0.025 cells
+equal Table 1's runs (same shared randomness, ``_training.shared_context``).
 """
 
 from __future__ import annotations

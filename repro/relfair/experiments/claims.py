@@ -1,5 +1,6 @@
 """The qualitative statements of paper 002, checked on the records (§7, App. A, §3.2, §4.3),
-and the verified reference values they are judged against (specs/relfair.md §4.3, §7).
+and the verified reference values they are judged against
+(docs/decisions.md#relfair-penguins-values, docs/decisions.md#relfair-figures).
 
 Each check takes the records of one experiment and returns ``(verdict, measured)``; a verdict
 is None (inconclusive) when an ordering lies within the seeds' noise (``ordering_verdict``).
@@ -19,16 +20,16 @@ __all__ = ["FIG1_REFERENCE", "FIG3_CONTINUOUS", "FIG3_REFERENCE", "comparable_ac
            "fairest_at_comparable_accuracy", "fig1_centers_match", "fig2_nested",
            "fig3_monotone", "fig3_reference", "fig4_lorenz", "ia_beats_pd", "lowest"]
 
-# specs/relfair.md §7 [verified]: Fig. 1's centers and sums of distances.
+# docs/decisions.md#relfair-figures [verified]: Fig. 1's centers and sums of distances.
 FIG1_REFERENCE = {"minmax": ((0.0, 0.0), 7.081139), "spread": ((0.0, -0.25), 7.104862)}
 
-# specs/relfair.md §4.3 [verified]: phi -> (theta, R) of the grid solution.
+# docs/decisions.md#relfair-penguins-values [verified]: phi -> (theta, R) of the grid solution.
 FIG3_REFERENCE = {
     0.0: ((-34.90, 0.724, 0.339), 4.278400), 0.01: ((-34.82, 0.598, 0.351), 2.884110),
     0.02: ((-34.85, 0.234, 0.387), 1.013252), 0.03: ((-34.85, 0.234, 0.387), 1.013252),
     0.04: ((-34.85, 0.234, 0.387), 1.013252), 0.05: ((-34.70, 0.226, 0.387), 1.001831)}
 
-# specs/relfair.md §4.3: continuous box-constrained optimum (multi-start SLSQP)
+# docs/decisions.md#relfair-penguins-values: continuous box-constrained optimum (multi-start SLSQP)
 FIG3_CONTINUOUS = {0.0: 4.4586, 0.01: 2.5988, 0.02: 1.0, 0.03: 1.0, 0.04: 1.0, 0.05: 1.0}
 
 
@@ -82,7 +83,9 @@ def _word(v: bool | None) -> str:
 
 
 def comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
-    """Scaff-PD-IA's MNIST acc_all within 0.03 of the best method's (specs/relfair.md §6)."""
+    """Scaff-PD-IA's MNIST acc_all within 0.03 of the best method's
+    (docs/decisions.md#relfair-table1).
+    """
     vals = {m: _mean_metric(records, "MNIST", m, "acc_all") for m in TABLE1_METHODS}
     vals = {m: v for m, v in vals.items() if v is not None}
     if "Scaff-PD-IA" not in vals:
@@ -94,7 +97,7 @@ def comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
 
 def fairest_at_comparable_accuracy(records: list[RunRecord]) -> tuple[bool, str]:
     """The paper's headline (§7): lowest R_AB and lowest Gini, with acc_all within 0.03 of
-    the best method's (specs/relfair.md §6 tolerance).
+    the best method's (docs/decisions.md#relfair-table1 tolerance).
     """
     parts = [lowest("R_AB")(records), lowest("gini")(records), comparable_accuracy(records)]
     names = ("lowest R_AB", "lowest Gini", "comparable acc_all")

@@ -1,6 +1,6 @@
 """``relfair.fig1``: Fig. 1 of paper 002 (App. A), the min-max and the relative-fair center of
 eight points (:func:`repro.relfair.geometry.fig1_centers`; verified numbers in
-specs/relfair.md §7).
+docs/decisions.md#relfair-figures).
 """
 
 from __future__ import annotations

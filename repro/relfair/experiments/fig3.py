@@ -1,6 +1,6 @@
 """``relfair.fig3``: Fig. 3 of paper 002 (§4.3), Penguins: R(theta*_phi) over phi by exhaustive
 grid search, and the continuous box-constrained optimum by multi-start SLSQP
-(specs/relfair.md §4.3).
+(docs/decisions.md#relfair-penguins-values).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ register(Experiment(
     cost={"smoke": "1 s", "paper": "5 min"}, data=(("penguins", "penguins.csv"),),
     claims=(Claim("R(theta*_phi) is non-increasing in phi (Thm. 1)", "§4.3, Fig. 3",
                   claims.fig3_monotone),
-            Claim("grid and continuous solutions equal specs/relfair.md §4.3's verified values "
-                  "(R to 1e-4)",
-                  "specs/relfair.md §4.3", claims.fig3_reference)),
+            Claim("grid and continuous solutions equal the verified reference values "
+                  "(docs/decisions.md#relfair-penguins-values; R to 1e-4)",
+                  "docs/decisions.md#relfair-penguins-values", claims.fig3_reference)),
 ))

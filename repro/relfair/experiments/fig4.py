@@ -1,5 +1,5 @@
 """``relfair.fig4``: Fig. 4 of paper 002, transformed Lorenz curves l(x) - x/2 of the MNIST
-client validation losses of the six methods (seed 0; §7, specs/relfair.md §5).
+client validation losses of the six methods (seed 0; §7, docs/decisions.md#relfair-metrics).
 
 Its cells are Table 1's MNIST seed-0 cells, so the runs equal Table 1's.
 """

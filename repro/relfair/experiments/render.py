@@ -35,7 +35,7 @@ def table1_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]
                   ["task", "method", *METRICS, "seeds"],
                   caption="Client validation metrics of the last iterate; mean ± sample std "
                           "over seeds. R_AB = top-20%/bottom-20% mean client loss; Gini of "
-                          "client losses (standard form, specs/relfair.md §5).")
+                          "client losses (standard form, docs/decisions.md#relfair-metrics).")
     printed = paper_values("relfair_table1")
     for task in TASKS:
         for m in TABLE1_METHODS:
@@ -148,7 +148,7 @@ def fig3_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
     fig, ax = figure()
     ax.plot(PHIS, [m[f"R_phi{p}"] for p in PHIS], marker="o", label="grid solution")
     ax.plot(PHIS, [FIG3_REFERENCE[p][1] for p in PHIS], ls=":", color="gray",
-            label="specs/relfair.md §4.3 reference (grid)")
+            label="docs/decisions.md#relfair-penguins-values reference (grid)")
     ax.plot(PHIS, [m[f"R_continuous_phi{p}"] for p in PHIS], marker="s", ls="--",
             label="continuous optimum (SLSQP)")
     ax.set_xlabel(r"$\phi$")

@@ -1,10 +1,10 @@
-"""Paper 002's methods, one module per method (issue 32; :mod:`repro.core.methods`).
+"""Paper 002's methods, one module per method (:mod:`repro.core.methods`).
 
 Each module of this package defines ``METHOD = Method(name, algorithm, configure, summary)``:
 its name as Table 1 prints it, the algorithm class (``repro.relfair.fedavg``, ``safl``,
 ``drfa``, ``scaff_pd_ia``; Scaffold and Scaff-PD are :class:`ScaffPDIA` with the singleton
 ``{1/n}`` and with ``Delta_alpha``, App. J.2) and ``configure(problem, **options)``, the paper's
-configuration (App. J.2; specs/relfair.md §3.0 table). The options every ``configure``
+configuration (App. J.2; docs/decisions.md#relfair-setting table). The options every ``configure``
 accepts, and reads only where it uses them, are ``_options.OPTIONS``: ``alpha``, ``phi`` of
 Lambda_phi(Delta_alpha, Delta_alpha) (0.2 and 0.2, App. J.2); ``local_steps`` J;
 ``local_work`` (``"epochs"``: J local epochs, App. J.2's primary reading, the default;

@@ -1,5 +1,5 @@
 """DRFA (Deng et al. 2020) with full participation as App. J.2 runs it: J local epochs (or
-steps), snapshot-loss dual ascent on Delta_alpha (specs/relfair.md §3.4).
+steps), snapshot-loss dual ascent on Delta_alpha (docs/decisions.md#relfair-drfa).
 """
 
 from __future__ import annotations
@@ -18,4 +18,4 @@ def configure(problem: ClientProblem, **options) -> DRFAConfig:
 
 METHOD = Method("DRFA", DRFA, configure,
                 "DRFA, full participation: local SGD, dual ascent on Delta_alpha at a "
-                "snapshot (App. J.2; specs/relfair.md §3.4)")
+                "snapshot (App. J.2)")

@@ -1,5 +1,5 @@
 """FedAvg (McMahan et al. 2017) as App. J.2 runs it: J local epochs (or steps) of SGD at lr 0.1,
-uniform average (specs/relfair.md §3.1).
+uniform average (docs/decisions.md#relfair-fedavg).
 """
 
 from __future__ import annotations
@@ -15,4 +15,4 @@ def configure(problem: ClientProblem, **options) -> FedAvgConfig:
 
 
 METHOD = Method("FedAvg", FedAvg, configure,
-                "FedAvg: J local SGD epochs, uniform average (App. J.2; specs/relfair.md §3.1)")
+                "FedAvg: J local SGD epochs, uniform average (App. J.2)")

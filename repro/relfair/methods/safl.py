@@ -1,6 +1,6 @@
 """Stochastic-AFL (Mohri et al. 2019) as App. J.2 runs it: one minibatch gradient step per round
 (no local work, under every reading of J), projected dual ascent on Delta_alpha
-(specs/relfair.md §3.3).
+(docs/decisions.md#relfair-safl).
 """
 
 from __future__ import annotations
@@ -19,4 +19,4 @@ def configure(problem: ClientProblem, **options) -> SAFLConfig:
 
 METHOD = Method("SAFL", SAFL, configure,
                 "Stochastic-AFL: one gradient step per round, dual ascent on Delta_alpha "
-                "(App. J.2; specs/relfair.md §3.3)")
+                "(App. J.2)")

@@ -1,5 +1,5 @@
 """Scaff-PD (Yu et al. 2023) as App. J.2 runs it: Scaff-PD-IA's Alg. 1 with Lambda = Delta_alpha
-(phi = 0; specs/relfair.md §3.5, A7).
+(phi = 0; docs/decisions.md#relfair-scaff-pd-regulariser).
 """
 
 from __future__ import annotations
@@ -17,4 +17,4 @@ def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
 
 
 METHOD = Method("Scaff-PD", ScaffPDIA, configure,
-                "Scaff-PD: Alg. 1 with Lambda = Delta_alpha (phi = 0; App. J.2, A7)")
+                "Scaff-PD: Alg. 1 with Lambda = Delta_alpha (phi = 0; App. J.2)")

@@ -1,5 +1,5 @@
 """Scaff-PD-IA, the paper's method (Alg. 1 with Alg. 2 inlined): Lambda_phi(Delta_alpha,
-Delta_alpha), App. J.2's alpha = phi = 0.2 (specs/relfair.md §2).
+Delta_alpha), App. J.2's alpha = phi = 0.2 (docs/decisions.md#relfair-algorithm).
 """
 
 from __future__ import annotations

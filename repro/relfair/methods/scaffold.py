@@ -1,5 +1,5 @@
 """Scaffold (Karimireddy et al. 2020) as App. J.2 runs it: Scaff-PD-IA's Alg. 1 with the
-singleton ambiguity set {1/n} (alpha = 1, phi = 0; specs/relfair.md §3.2).
+singleton ambiguity set {1/n} (alpha = 1, phi = 0; docs/decisions.md#relfair-scaffold).
 """
 
 from __future__ import annotations
@@ -17,4 +17,4 @@ def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
 
 
 METHOD = Method("Scaffold", ScaffPDIA, configure,
-                "Scaffold: Alg. 1 with Lambda = {1/n} (App. J.2; specs/relfair.md §3.2)")
+                "Scaffold: Alg. 1 with Lambda = {1/n} (App. J.2)")
