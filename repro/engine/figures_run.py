@@ -32,13 +32,14 @@ def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
 
 
 def partial_run(experiments) -> str:
-    """What a run of ``experiments`` covers when it is not every registered one, else ``""``
-    (a partial run's outputs never go to the committed folder).
+    """What a run of ``experiments`` covers when it is not every discovered one, else ``""``
+    (a partial run's outputs never go to the committed folder). Extra experiments registered
+    in the same process (a plugin a test loaded) do not make a run over all of them partial.
     """
     from repro.engine.registry import load_all
 
     chosen = sorted({e.name for e in experiments})
-    if set(chosen) == set(load_all()):
+    if set(load_all()) <= set(chosen):
         return ""
     return (", ".join(chosen) if len(chosen) <= 3 else
             f"{len(chosen)} experiments") + " only"
@@ -54,6 +55,9 @@ def render_figures(experiments, scale: str, results: Path | None, out: Path | No
     for exp in experiments:
         try:
             s = auto_scale(exp, scale, results)
+            if s not in exp.scales:  # `auto` falls back to paper, which a plugin may lack
+                raise ValueError(f"{exp.name} has no scale {s!r}; it declares "
+                                 f"{', '.join(exp.scales)}")
         except ValueError as e:  # over every experiment, one without that scale is skipped
             if part:
                 raise

@@ -136,6 +136,8 @@ def test_any_single_change_of_a_value_std_or_place_is_caught(tmp_path, column, n
     texts = paper_texts()
     for path in sorted(REPORTED_DIR.glob("*.csv")):
         rows = read_reported(path)
+        if column not in rows[0]:   # relfair's and fedmm's tables print no std: no column
+            continue
         for i, r in enumerate(rows):
             if column in ("value", "std") and r[column] == "NA":
                 continue

@@ -31,6 +31,7 @@ from repro.engine.experiment import Experiment, Reproduced
 from repro.engine.registry import register
 from repro.relfair.experiments._cells import METRICS, MNIST_DATA, PAPER, training_cell
 from repro.relfair.experiments._training import SCALES
+from repro.relfair.experiments.render import fedavg_search_render
 
 __all__ = ["SEARCH", "search_cells", "search_rows"]
 
@@ -79,4 +80,4 @@ register(Experiment(
     paper=PAPER, cells=search_cells, run_cell=training_cell, scales=("smoke", "paper"),
     cost={"smoke": "5 s", "paper": "~5 CPU min (4 runs of 50 rounds, one of 20; FedAvg with "
                                     "local epochs, ~1.2 s a round)"},
-    data=MNIST_DATA, methods=("FedAvg",)))
+    data=MNIST_DATA, methods=("FedAvg",), render=fedavg_search_render))
