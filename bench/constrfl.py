@@ -1,6 +1,6 @@
-"""``make bench`` for constrfl (specs/constrfl.md §10): the LCQP client step with Cholesky
-factors against the reference script's per-client fresh dense solve every round (the loop
-oracle of the tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it)
+"""``make bench`` for constrfl (docs/decisions.md#constrfl-cost): the LCQP client step with
+Cholesky factors against the reference script's per-client fresh dense solve every round (the
+loop oracle of the tests), at d = 100, 300, 500 — for one outer iteration (factor computed in it)
 and for one Algorithm-1 run (the factor of Q + rho I, which does not change with k, reused by
 every outer iteration, as ``FedProxAL`` does); and one Algorithm-1 run of a Table 4 cell
 (vectorized vs loop backend) as the per-table wall-time sample.
@@ -116,7 +116,7 @@ def _cell_prefix(table: str, solver: str, k_max: int):
         problem, _, _ = np_cells.np_problem("adult-a", 20, False)
         cfg = np_cells.config_for("paper", k_max, 300)
         w0 = unit_sphere_w0(problem.d, 0)
-    else:                         # adult-b, n = 5, trial 1, the paper's hyperparameters (A4)
+    else:                         # adult-b, n = 5, trial 1, the paper's hyperparameters
         problem = fair_cells.fair_problem(5, 0)[0]
         cfg = fair_cells.config_for("paper", k_max, 50)
         w0 = unit_sphere_w0(problem.d, 1)
@@ -144,10 +144,10 @@ def cell_flops(run) -> tuple[int, int, float]:
 
 @benchmark("constrfl.table_cells", Target(
     "Algorithm 1's first outer iterations of the cell the case names",
-    "whole cells: Table 2 <= 3 min, Table 1 adult-a n=20 <= 2 min on one core (issue #19; "
+    "whole cells: Table 2 <= 3 min, Table 1 adult-a n=20 <= 2 min on one core ("
     "the case gives the batched run's flops and rate)"))
 def _table_cells() -> list[dict]:
-    """Issue 19 item 2: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
+    """Whole cells, timed: one Table 1 cell (adult-a n = 20) and one Table 2 cell (n = 5, the
     paper's hyperparameters), oracle vs batched, over the first outer iterations (the full
     oracle run takes hours); the case names the batched run's flop count and achieved rate.
     """

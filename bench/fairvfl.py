@@ -1,5 +1,5 @@
 """``make bench`` for Fair VFL: one round, vectorized vs the per-sample loop oracle
-(specs/fairvfl.md §12).
+([cost](docs/decisions.md#fairvfl-cost)).
 
 The oracle blocks compute ``u_k = X^k theta_k`` and ``(X^k)^T nu`` one sample at a time (the
 same sums as the tests' equality oracle); the protocol around them is identical. Also reported:
@@ -75,7 +75,7 @@ def lm_round_bytes(alg) -> int:
 
 
 @benchmark("fairvfl.round", Target("one communication round",
-    "vs the per-sample loop (LM) and the autograd VJP (MLP); no numeric target (issue #6)"))
+    "vs the per-sample loop (LM) and the autograd VJP (MLP); no numeric target"))
 def _round() -> list[dict]:
     rows = []
     for dataset, roles, smoke in (("compas", "journal", False), ("crime", "conf", False),
@@ -98,7 +98,7 @@ def _round() -> list[dict]:
 
 
 @benchmark("fairvfl.per_round_cost", Target(
-    "one communication round", "per-round costs of specs/fairvfl.md §12.1; the 'ratio' "
+    "one communication round", "per-round costs (docs/decisions.md#fairvfl-cost); the 'ratio' "
     "compares two methods, not a loop with its vectorization"))
 def _per_round_cost() -> list[dict]:
     """§12.1 per-round costs (vectorized only): baseline = Fair VFL, fast = FedBCD."""
@@ -119,8 +119,8 @@ def _per_round_cost() -> list[dict]:
 
 
 class CSRLinearBlock(LinearBlock):
-    """``LinearBlock`` with scipy's CSR products, as the block computed them before issue
-    #33 (a CSC view of ``X.T`` built per VJP): the same sums in the same order, bitwise equal
+    """``LinearBlock`` with scipy's CSR products, as a plain block computes them (a CSC view
+    of ``X.T`` built per VJP): the same sums in the same order, bitwise equal
     (tests/fairvfl/test_fairvfl_algorithm.py), kept here as the timing baseline.
     """
 
@@ -134,7 +134,7 @@ class CSRLinearBlock(LinearBlock):
 @benchmark("fairvfl.paper_round", Target(
     "one communication round of the paper-scale ADULT cells (sparse one-hot blocks, as "
     "experiments/_run.py builds them)", "the stored CSC / CSR-transpose products against "
-    "scipy's CSR products (issue #33); bitwise the same round, no numeric target"))
+    "scipy's CSR products; bitwise the same round, no numeric target"))
 def _paper_round() -> list[dict]:
     from repro.fairvfl.experiments._run import _maybe_sparse
 

@@ -25,7 +25,7 @@ def _devices() -> list[str]:
 
 
 @benchmark("fedmm.local_step", Target("one local GDA step of both clients",
-    "vmapped vs per-client loop; no numeric target on CPU (issue #7)"))
+    "vmapped vs per-client loop; no numeric target on CPU"))
 def _local_step() -> list[dict]:
     """CPU loop vs CPU vmapped (and the same on CUDA when a GPU is present); the backend
     :func:`repro.fedmm.training.choose_backend` picks for each device is marked.

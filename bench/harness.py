@@ -131,8 +131,8 @@ class Target:
         return f"≥ {self.min_ratio:g}×: " + ("met" if ratio >= self.min_ratio else "NOT met")
 
 
-# The targets: each benchmark module passes its own to @benchmark (the paper issues #4 constrfl,
-# #5 relfair, #6 fairvfl, #7 fedmm state them), so a new paper edits nothing here.
+# The targets: each benchmark module passes its own to @benchmark, so a new paper edits nothing
+# here.
 TARGETS: dict[str, Target] = {}
 
 

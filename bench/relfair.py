@@ -1,6 +1,5 @@
 """``make bench`` for paper 002: the 100-client round (vectorized vs loop oracle) and the dual
-step (exact permutohedron projection vs the cvxpy QP of specs/relfair.md §2.3,
-method 2).
+step (exact permutohedron projection vs the cvxpy QP; docs/decisions.md#relfair-dual-step).
 """
 
 from __future__ import annotations
@@ -63,7 +62,7 @@ def _client_round() -> list[dict]:
         for threads in (1, 2):
             torch.set_num_threads(threads)
             for method in ("Scaff-PD-IA", "FedAvg"):
-                # J = 5 SGD steps (the `steps` reading), as the target of issue #5 was set
+                # J = 5 SGD steps (the `steps` reading), as the target is set
                 algs = {b: build(method, problem, init=theta0,
                                  rng=torch.Generator().manual_seed(1), backend=b,
                                  local_work="steps")
@@ -87,7 +86,7 @@ def _client_round() -> list[dict]:
 
 
 @benchmark("relfair.dual_step", Target("one dual step (projection onto Lambda_phi)",
-    "no numeric target (exact projection vs cvxpy, issue #5)"))
+    "no numeric target (exact projection vs cvxpy)"))
 def _dual_step() -> list[dict]:
     from repro.relfair.instances import cvxpy_dual_step
     from repro.relfair.problem import RelativeAmbiguitySet

@@ -35,6 +35,11 @@ SCANNED = [
     "repro/reported",
     "docs/deviations.md",
     "docs/decisions.md",
+    "docs/usage.md",
+    "docs/theory-pep.md",
+    "bench",
+    "README.md",
+    "figures/README.md",
 ]
 EXCLUDED = {
     "repro/constrfl/subsolvers.py",
