@@ -49,6 +49,9 @@ _PROBLEM = "a property of the problem or of a package function; drives no algori
 _EXACT = ("its statement assumes exact local solves (written in theory/): no local-GDA "
           "backend runs")
 _ADMM = "Algorithm 2 on one subproblem of the paper's algorithm (paper flags, Newton)"
+_PEP = ("the exact worst case over the statement's function class (PEP) beside the package's "
+        "algorithm on one theory instance; the experiments' paths run in the check that claims "
+        "the same statement")
 NOT_CLAIMING = {
     **{f"projections.{k}": _PROBLEM for k in ("orthant", "box", "ball", "simplex",
                                               "capped_simplex")},
@@ -81,6 +84,9 @@ NOT_CLAIMING = {
                                      "reference departures change the resolvent, D11)",
     "constrfl.mistyped_statements": "statements about the schedule and norms",
     "constrfl.lemma41_local_lipschitz": _PROBLEM,
+    **{name: _PEP for name in ("constrfl.pep_lemma_b3_factor", "constrfl.pep_lemma42_radius",
+                               "constrfl.pep_counts_74_48_83_84", "constrfl.pep_lemma_a2_firm",
+                               "constrfl.pep_lemma_a3_ppa", "fairvfl.pep_lemma1_block_descent")},
     "constrfl.lemma_a2_resolvent_firm_nonexpansive": _PROBLEM,
 }
 

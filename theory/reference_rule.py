@@ -48,7 +48,8 @@ ALLOWED_MODULES = frozenset({
     "repro.fedmm.blocks", "repro.fedmm.fedmm", "repro.fedmm.instances", "repro.fedmm.methods",
     "repro.fairvfl.data", "repro.fairvfl.fair_vfl", "repro.fairvfl.instances",
     "repro.fairvfl.models", "repro.fairvfl.problem",
-    "repro.constrfl.admm", "repro.constrfl.config", "repro.constrfl.instances",
+    "repro.constrfl.admm", "repro.constrfl.blocks", "repro.constrfl.config",
+    "repro.constrfl.instances",
     "repro.constrfl.merit", "repro.constrfl.methods", "repro.constrfl.problem",
     "repro.constrfl.proxal", "repro.constrfl.start",
 })

@@ -41,13 +41,27 @@ from theory.constrfl.pep_runs import (
     replay,
     run_until,
 )
-from theory.core.pep import GAP_BOUND, RateRow, status_counts
+from theory.core.pep import GAP_BOUND, RateRow, pep_evidence, status_counts
+from theory.evidence import Term
 from theory.registry import register
 from theory.result import CheckResult
 
 __all__ = ["REPLAY_TOL", "inner_runs", "inner_subproblem", "replay_margin"]
 
 RHOS = (0.3, 1.0, 3.0)
+# the rho of the rows: the statements hold for every rho > 0 and every member of the class
+PAPER_SETTING = {"rho": list(RHOS), "note": "Lemma B.3 and Lemma 4.2 hold for every rho > 0 "
+                 "with exact inner solves; the rows cover small, unit and large rho"}
+B3_TERMS = (
+    Term("rho in r = sigma rho / (rho^2 + 2 L^2)", "rho^2 / (rho^2 + 2 L^2)", 1e-9),
+    Term("L in r (the class's curvature)", "2 L^2 / (rho^2 + 2 L^2)", 1e-9),
+    Term("S_t decreases on the package's run", "1 - S_{t+1}/S_t at its worst round", 0.0),
+)
+R42_TERMS = (
+    Term("v = w (the server's iterate)", "||w^{t+1} - w~*||^2 / S_t, worst round", 0.0),
+    Term("v = u_i (the clients' iterates)", "max_i ||u_i^{t+1} - w~*||^2 / S_t, worst round",
+         0.0),
+)
 SEED_NAME = "constrfl.admm_linear_rate"   # the rate check's instance
 REPLAY_TOL = 1e-3       # |replay - tight| <= REPLAY_TOL (1 - tight): 0.1 % of the decay per round
 MULTI_TOL = 1e-6        # |worst two-round value - factor^2| relative
@@ -138,10 +152,14 @@ def check_b3(seed: int, size: str) -> CheckResult:
     n, sigma = sub.n, sub.sigma
     rng = np.random.default_rng([seed, 1])
     rows, info, m, solves = [], {}, {}, []
+    activity: dict[str, list[float]] = {t.name: [] for t in B3_TERMS}
     for rho in RHOS:
         run = data["runs"][rho]
         S, ok, L = run["S"], run["ok"], run["L"]
         sampled = float(np.max(S[1:][ok] / S[:-1][ok]))
+        activity[B3_TERMS[0].name].append(rho ** 2 / (rho ** 2 + 2 * L ** 2))
+        activity[B3_TERMS[1].name].append(2 * L ** 2 / (rho ** 2 + 2 * L ** 2))
+        activity[B3_TERMS[2].name].append(1.0 - sampled)
         sol = admm_pep(n, sigma, L, rho)
         generic = admm_pep(n, sigma, L, rho, start="any")
         r = sigma * rho / (rho ** 2 + 2 * L ** 2)
@@ -171,8 +189,9 @@ def check_b3(seed: int, size: str) -> CheckResult:
     solves += [one, two, line1]
     multi = 1.0 - abs(two.value - one.value ** 2) / (MULTI_TOL * one.value ** 2)
     margins = {f"rho={k}": v for k, v in m.items()}
-    worst = min(min(v.values()) for v in m.values())
-    worst = min(worst, multi)
+    fields = pep_evidence({**margins, "two rounds = factor^2": multi}, B3_TERMS, activity,
+                          PAPER_SETTING)
+    worst = min(fields["criteria"].values())
     findings = [t for row, rho in zip(rows, RHOS, strict=True)
                 if (t := _verdict_text(row, m[rho]["in_class"]))]
     close = min(rows, key=lambda r: r.instance_easiness)
@@ -200,7 +219,7 @@ def check_b3(seed: int, size: str) -> CheckResult:
                                 "margin": multi, "seconds": two.seconds,
                                 "from_line1_consensus": line1.value},
                  "tolerances": {"replay": REPLAY_TOL, "multi_round": MULTI_TOL,
-                                "gap": GAP_BOUND, "S_floor": S_FLOOR}})
+                                "gap": GAP_BOUND, "S_floor": S_FLOOR}}, **fields)
 
 
 @register("constrfl.pep_lemma42_radius", paper="003 constrfl", seed_name=SEED_NAME,
@@ -212,13 +231,17 @@ def check_42(seed: int, size: str) -> CheckResult:
     n, sigma = sub.n, sub.sigma
     rng = np.random.default_rng([seed, 42])
     rows, margins, solves, info = [], {}, [], {}
+    activity: dict[str, list[float]] = {t.name: [] for t in R42_TERMS}
     for rho in RHOS:
         run = data["runs"][rho]
         S, ok, L = run["S"], run["ok"], run["L"]
         hist = run["admm"].history
-        sampled = max(max(float(np.sum((hist[t]["w"] - sub.w_star) ** 2)),
-                          float(np.max(np.sum((hist[t]["U"][0] - sub.w_star) ** 2, axis=1))))
-                      / S[t] for t in ok)
+        on_w = max(float(np.sum((hist[t]["w"] - sub.w_star) ** 2)) / S[t] for t in ok)
+        on_u = max(float(np.max(np.sum((hist[t]["U"][0] - sub.w_star) ** 2, axis=1))) / S[t]
+                   for t in ok)
+        sampled = max(on_w, on_u)
+        activity[R42_TERMS[0].name].append(on_w)
+        activity[R42_TERMS[1].name].append(on_u)
         sols = {v: admm_pep(n, sigma, L, rho, v) for v in ("w", "u")}
         solves += list(sols.values())
         row = RateRow("Lemma 4.2 / (58)", f"rho={rho:g}, L={L:.4g}", "||v - w~*||^2 / S_t",
@@ -239,7 +262,8 @@ def check_42(seed: int, size: str) -> CheckResult:
             1.0 - abs(sols["w"].value - q_w) / (1e-6 * sols["w"].value)
         info[f"rho={rho}"] = {"tight_w": sols["w"].value, "tight_u": sols["u"].value,
                               "best_1d_quadratic_u": quadratic_worst(n, sigma, L, rho, "u")[0]}
-    worst = min(min(v.values()) for v in margins.values())
+    fields = pep_evidence(margins, R42_TERMS, activity, PAPER_SETTING)
+    worst = min(fields["criteria"].values())
     close = min(rows, key=lambda r: r.instance_easiness)
     findings = [t for row, rho in zip(rows, RHOS, strict=True)
                 if (t := _verdict_text(row, margins[f"rho={rho}"]["in_class"]))]
@@ -258,4 +282,5 @@ def check_42(seed: int, size: str) -> CheckResult:
                  "paper": close.paper},
         finding="; ".join(findings) or None,
         details={"pep_rows": [r.as_dict() for r in rows], "criteria_margins": margins,
-                 "per_rho": info, "tolerances": {"replay": REPLAY_TOL, "gap": GAP_BOUND}})
+                 "per_rho": info, "tolerances": {"replay": REPLAY_TOL, "gap": GAP_BOUND}},
+        **fields)

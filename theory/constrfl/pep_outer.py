@@ -36,7 +36,8 @@ from theory.constrfl.pep_ppa import (
 )
 from theory.constrfl.pep_reference import kkt_pair, resolvent
 from theory.constrfl.schedule import tau
-from theory.core.pep import GAP_BOUND, RateRow, status_counts
+from theory.core.pep import GAP_BOUND, RateRow, pep_evidence, status_counts
+from theory.evidence import Term
 from theory.registry import register
 from theory.result import CheckResult
 
@@ -44,6 +45,16 @@ __all__ = ["BETA", "RHO", "Q", "S_BAR", "outer_config", "ppa_run"]
 
 BETA, S_BAR, RHO, Q = 2.0, 1e-2, 1.0, 0.5
 K_GRID = {"small": (1, 2), "default": (1, 2, 4, 8)}
+PAPER_SETTING = {"beta": BETA, "note": "(42) and Lemma A.3 hold for every beta > 0; the "
+                 "outer run is the package's Algorithm 1 with the paper's flags"}
+A2_TERMS = (
+    Term("||z - Jz||^2 (the resolvent's step)", "||z - Jz||^2 / ||z - z*||^2", 1e-12),
+    Term("||Jz - z*||^2 (the distance left)", "||Jz - z*||^2 / ||z - z*||^2", 1e-12),
+)
+A3_TERMS = (
+    Term("r_0 = ||z^0 - z*||", "r_0", 0.0),
+    Term("errors e_k = beta sqrt(d) tau_k (Lemma A.1)", "sum_{k<=2K} e_k", 0.0),
+)
 CLOSED_FORM_TOL = 1e-6     # relative, the SDP's accuracy
 
 
@@ -97,6 +108,10 @@ def check_a2(seed: int, size: str) -> CheckResult:
     Z, J, zs = run["Z"], run["J"], run["z_star"]
     ratios = [(np.sum((z - j) ** 2) + np.sum((j - zs) ** 2)) / np.sum((z - zs) ** 2)
               for z, j in zip(Z[:-1], J, strict=True)]
+    activity = {A2_TERMS[0].name: [float(np.sum((z - j) ** 2) / np.sum((z - zs) ** 2))
+                                   for z, j in zip(Z[:-1], J, strict=True)],
+                A2_TERMS[1].name: [float(np.sum((j - zs) ** 2) / np.sum((z - zs) ** 2))
+                                   for z, j in zip(Z[:-1], J, strict=True)]}
     sol = firm_pep(BETA)
     row = RateRow("Lemma A.2 (42)", f"beta={BETA:g}, {len(J)} outer iterations",
                   "(||z-Jz||^2 + ||Jz-z*||^2) / ||z-z*||^2", "constant", float(max(ratios)),
@@ -107,7 +122,8 @@ def check_a2(seed: int, size: str) -> CheckResult:
             # tight = 1 exactly (the paper's constant is attained): equality to the SDP's gap
             "tight==paper": 1.0 - abs(row.tight - row.paper) / GAP_BOUND,
             "lemma_a1_inexactness": a1}
-    worst = min(crit.values())
+    fields = pep_evidence(crit, A2_TERMS, activity, PAPER_SETTING)
+    worst = min(fields["criteria"].values())
     return CheckResult(
         name="constrfl.pep_lemma_a2_firm",
         claim="(42) on the package's outer iterates: sampled ratio <= the worst case over "
@@ -122,7 +138,8 @@ def check_a2(seed: int, size: str) -> CheckResult:
         looseness=row.analysis_slack, nontrivial=1.0,
         closest={"k": int(np.argmax(ratios)), "ratio": row.sampled},
         details={"pep_rows": [row.as_dict()], "criteria_margins": crit,
-                 "ratios": ratios, "lemma_a1_ratio_max": float(np.max(run["a1_ratio"]))})
+                 "ratios": ratios, "lemma_a1_ratio_max": float(np.max(run["a1_ratio"]))},
+        **fields)
 
 
 @register("constrfl.pep_lemma_a3_ppa", paper="003 constrfl",
@@ -135,6 +152,7 @@ def check_a3(seed: int, size: str) -> CheckResult:
     e = run["e"]
     steps = np.sum(np.diff(Z, axis=0) ** 2, axis=1)
     rows, statuses = [], []
+    activity: dict[str, list[float]] = {t.name: [] for t in A3_TERMS}
     # the errors the PEP allows are the package's: Lemma A.1 measured on the run
     crit = {"lemma_a1_inexactness": {"all k": float(np.min(1.0 - run["a1_ratio"]))}}
     for K in K_GRID[size]:
@@ -147,6 +165,8 @@ def check_a3(seed: int, size: str) -> CheckResult:
                       tight_tol=GAP_BOUND, sdp_seconds=sol.seconds, sdp_gap=abs(sol.gap))
         rows.append(row)
         crit[f"K={K}"] = {"sampled<=tight": row.margin_sampled, "tight<=paper": row.margin_paper}
+        activity[A3_TERMS[0].name].append(r0)
+        activity[A3_TERMS[1].name].append(float(np.sum(e[:2 * K + 1])))
     closed = {}
     for N in range(1, 6):
         sol = ppa_last_step_pep(N, BETA)
@@ -154,8 +174,9 @@ def check_a3(seed: int, size: str) -> CheckResult:
         exact = ppa_last_step_closed_form(N)
         closed[N] = {"pep": sol.value, "closed_form": exact,
                      "margin": 1.0 - abs(sol.value - exact) / (CLOSED_FORM_TOL * exact)}
-    worst = min(min(min(v.values()) for v in crit.values()),
-                min(v["margin"] for v in closed.values()))
+    fields = pep_evidence({**crit, "exact PPA = closed form": {
+        f"N={N}": v["margin"] for N, v in closed.items()}}, A3_TERMS, activity, PAPER_SETTING)
+    worst = min(fields["criteria"].values())
     bad = [r for r in rows if r.margin_paper < 0]
     close = min(rows, key=lambda r: r.analysis_slack)
     return CheckResult(
@@ -177,4 +198,5 @@ def check_a3(seed: int, size: str) -> CheckResult:
         finding="; ".join(f"{r.setting}: tight {r.tight:.4g} > paper {r.paper:.4g}"
                           for r in bad) or None,
         details={"pep_rows": [r.as_dict() for r in rows], "criteria_margins": crit,
-                 "exact_ppa_closed_form": closed, "r0": r0, "errors": e.tolist()})
+                 "exact_ppa_closed_form": closed, "r0": r0, "errors": e.tolist()},
+        **fields)

@@ -27,7 +27,8 @@ import warnings
 from dataclasses import asdict, dataclass
 
 __all__ = ["GAP_BOUND", "SOLVER_SETTINGS", "PEPSolution", "RateRow", "not_applicable_lines",
-           "pep_rows", "pep_table_lines", "pep_text_table", "solve_pep", "status_counts"]
+           "pep_evidence", "pep_rows", "pep_table_lines", "pep_text_table", "solve_pep",
+           "status_counts"]
 
 # Clarabel settings, tried in order until one reaches "optimal": the default iteration cap and
 # regularisation stop some of these SDPs (condition number L/sigma ~ 2e3, or the block
@@ -260,3 +261,25 @@ def not_applicable_lines() -> list[str]:
     out = ["### Where no PEP is computed", ""]
     out += [f"- {claim}: {why}." for claim, why in NOT_APPLICABLE.items()]
     return out
+
+
+def pep_evidence(criteria: dict, terms, activity: dict, paper_setting: dict) -> dict:
+    """The :class:`~theory.result.CheckResult` fields of a rate check's evidence: its criteria
+    (a nested ``{group: {name: margin}}`` is flattened to ``"group: name"``), the terms of its
+    statement with the measured quantity of each instance (``activity``: term name -> list of
+    values), and the paper's setting. The check's ``worst_margin`` is at most
+    ``min(criteria)``: pass ``min(worst, fields["criteria"] values)``.
+    """
+    from theory.evidence import Evidence
+
+    ev = Evidence(terms)
+    for name, values in activity.items():
+        for v in values:
+            ev.activity(name, v)
+    for key, value in criteria.items():
+        if isinstance(value, dict):
+            for sub, margin in value.items():
+                ev.criterion(f"{key}: {sub}", float(margin))
+        else:
+            ev.criterion(key, float(value))
+    return {**ev.fields(), "paper_setting": paper_setting}
