@@ -4,11 +4,15 @@ local steps of ``ClientEngine`` on either backend, the per-client epoch schedule
 aggregation) runs on an instance with a known saddle point.
 
 Only the per-client oracle is replaced, on both backends: ``gradients`` (the loop backend's
-per-client gradients), ``_stacked_gradients`` (the vectorized backend's, which the per-step and
-the scheduled per-epoch local steps call on prefixes of the clients in their own order) and
-``evaluate``. The client of a minibatch row is read from the row index (the data's offsets), so
-the scheduled path's reordered prefixes get their own client's quadratic. Gradients are exact
-(the minibatch only names the client: delta_g = 0, Theorem 3's deterministic case).
+per-client gradients), ``_stacked_gradients`` (the vectorized backend's), ``_sgd_step`` (the
+vectorized backend's fused local step, which the per-step and the scheduled per-epoch local
+steps call on prefixes of the clients in their own order: here ``u <- u - lr_correction -
+lr g`` with the quadratic's gradient, the step the package's fused kernel computes for the
+MLP), ``gradients_at`` (the gradient at the broadcast model, which the vectorized backend
+computes without stacking copies of it) and ``evaluate``. The client of a minibatch row is
+read from the row index (the data's offsets), so the scheduled path's reordered prefixes get
+their own client's quadratic. Gradients are exact (the minibatch only names the client:
+delta_g = 0, Theorem 3's deterministic case).
 
 The model is the package's MLP parameter tuple with d_in = 2, one hidden unit and one class,
 ``(W1 (2, 1), b1 (1,), W2 (1, 1), b2 (1,))``, read as one vector of R^5 (the MLP is never
@@ -93,6 +97,18 @@ class QuadraticEngine(ClientEngine):
     def _stacked_gradients(self, params, idx, mask, buffers, losses: bool = True):
         out_losses, grads = self._oracle(params, idx)
         return (out_losses if losses else None), grads
+
+    def _sgd_step(self, u, idx, mask, buffers, lr, lr_corr) -> None:
+        _, g = self._oracle(u, idx)
+        for ui, gi, ci in zip(u, g, lr_corr or (None,) * len(u), strict=True):
+            if ci is not None:
+                ui.sub_(ci)
+            ui.sub_(gi, alpha=lr)
+
+    def gradients_at(self, theta, draws, step):
+        n = self.data.n
+        return self._oracle(tuple(p.unsqueeze(0).expand(n, *p.shape) for p in theta),
+                            draws.idx[step])
 
     def evaluate(self, theta, split: str = "val"):
         x = to_vector(theta)
