@@ -81,7 +81,7 @@ NOT_CLAIMING = {
     "constrfl.theorem32_inner_total": "Algorithm 2's rounds inside the paper's Algorithm 1 "
                                       "(paper flags, Newton)",
     "constrfl.lemma_a1_a2_iterates": "the resolvent identity of the paper's algorithm (the "
-                                     "reference departures change the resolvent, D11)",
+                                     "reference departures change the resolvent)",
     "constrfl.mistyped_statements": "statements about the schedule and norms",
     "constrfl.lemma41_local_lipschitz": _PROBLEM,
     **{name: _PEP for name in ("constrfl.pep_lemma_b3_factor", "constrfl.pep_lemma42_radius",

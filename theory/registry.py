@@ -72,7 +72,7 @@ def register(name: str, *, paper: str, claim: str, seed_name: str = ""
     """Decorator adding ``check(seed, size) -> CheckResult`` to the registry under ``name``.
 
     ``seed_name``: the check's seed is ``seed_for(seed_name or name)``; a check renamed after
-    its paper's statement (issue 13) keeps its former name here, so its instances, and so its
+    its paper's statement keeps its former name here, so its instances, and so its
     numbers, do not change with the rename.
 
     Raises ``ValueError`` if another function already holds ``name`` (re-registering the same

@@ -68,7 +68,7 @@ class CheckResult:
     nontrivial : float or None
         Share (0 to 1) of the instances where the statement was non-trivial: the constraint
         active, the right-hand side negative where the lemma bites, the bound below what holds
-        for any iterate. ``None`` (checks written before issue 30) means not reported. ``0``
+        for any iterate. ``None`` means not reported. ``0``
         means nothing was tested: the check then fails (``passed`` is set ``False``).
     diverged : bool
         Every run of the check diverged, so nothing was measured: verdict ``"diverged"``, a

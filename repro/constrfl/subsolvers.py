@@ -5,14 +5,15 @@ Every subproblem is, for each party j of a block::
     phi_j(u) = P_j(u) + <lin_j, u> + (rho/2) ||u - ctr_j||^2,  to  ||grad phi_j(u)||_inf <= tol_j
 
 (client (19): ``lin = lambda_i^t - rho w^{t+1}``-free form with ``ctr = w^{t+1}``; server (18):
-``lin = 0``, ``rho = sum_i rho_i``, ``ctr = mean of u~_i``). specs/constrfl.md §2.4:
+``lin = 0``, ``rho = sum_i rho_i``, ``ctr = mean of u~_i``).
+docs/decisions.md#constrfl-subproblem-solvers:
 
 * ``ExactQuadratic``: P quadratic; ``(Q + rho I)`` is Cholesky-factorized once per outer
   iteration and reused in every ADMM round (its inverse is formed from the factor);
 * ``newton``: batched damped Newton on the generalized Hessian with Armijo backtracking and
   per-party convergence masks (convex c: NP, QP-ball);
 * ``lbfgsb``: scipy L-BFGS-B with the analytic gradient, ``gtol = tol``, ``ftol = 0`` (scipy's
-  ``tol=`` would set ftol too and leave the criterion unenforced, D5), then verified.
+  ``tol=`` would set ftol too and leave the criterion unenforced), then verified.
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     of the (b, d, d) systems and Armijo backtracking whose trial points are evaluated with
     value AND gradient in one pass over the rows (an accepted trial's gradient is the next
     iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
-    eigenvalues (nonconvex phi, fairness), specs/constrfl.md §2.4. ``merit_at_start`` = ``(P(U0),
+    eigenvalues (nonconvex phi, fairness), docs/decisions.md#constrfl-subproblem-solvers
+    ``merit_at_start`` = ``(P(U0),
     grad P(U0))`` or ``(P(U0), grad P(U0), parts)`` when the caller has them (the previous
     round's output), else computed.
 
@@ -282,7 +284,8 @@ def _breakdown(Hs: np.ndarray, idx: np.ndarray) -> NewtonBreakdown:
 
 def lbfgsb_solve(merit: Merit, U0, lin, rho, ctr, tol, *, maxiter: int = 10_000,
                  maxfun: int = 20_000) -> tuple[np.ndarray, SolveInfo]:
-    """Per-party L-BFGS-B (specs/constrfl.md §2.4: analytic gradient, gtol = tol, ftol = 0),
+    """Per-party L-BFGS-B (docs/decisions.md#constrfl-subproblem-solvers: analytic gradient, gtol =
+    tol, ftol = 0),
     verified after.
     """
     U = np.array(U0, dtype=float, copy=True)

@@ -1,4 +1,4 @@
-"""The one protocol every paper's algorithm follows (issue 32).
+"""The one protocol every paper's algorithm follows.
 
 An algorithm is built, stepped and run the same way in all four papers::
 

@@ -1,4 +1,4 @@
-"""A method is one file (issue 32).
+"""A method is one file.
 
 Each paper keeps its methods in the package ``repro.<paper>.methods``, one module per method,
 each defining ``METHOD = Method(...)``::

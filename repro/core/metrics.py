@@ -1,16 +1,17 @@
 """Evaluation metrics of the four papers, each with its paper and formula.
 
 - accuracy: all papers.
-- Fair VFL (papers 000 [C] / 001 [J]; specs/fairvfl.md §1.2, §6): ``deo`` (loss-based DEO of
+- Fair VFL (papers 000 [C] / 001 [J]; docs/decisions.md#fairvfl-deo): ``deo`` (loss-based DEO of
   Definition 1), ``fairness_rate`` FR = 1 - DEO, ``harmonic_mean`` HM of AC and FR, ``dfp`` /
   ``dfn`` ([J] §5.2) and the TPR gap ``tpr_gap`` (a decision-based diagnostic).
-- Relative fairness (paper 002; specs/relfair.md §1.2, §1.6, §5): ``top_cvar`` / ``bottom_cvar``
+- Relative fairness (paper 002; docs/decisions.md#relfair-index): ``top_cvar`` / ``bottom_cvar``
   (F_A, F_B over capped simplices), ``relative_fairness_ratio`` R_{A,B}, ``gini``,
   ``lorenz_curve``.
-- Constrained FL (paper 003; specs/constrfl.md §5): ``constraint_feasibility``.
+- Constrained FL (paper 003; docs/decisions.md#constrfl-metrics): ``constraint_feasibility``.
 
 Groups for the fairness metrics are a boolean (or 0/1) array: ``True``/1 is group ``a``,
-``False``/0 group ``b`` (specs/fairvfl.md §1.2 writes D = l^a - l^b; DEO/DFP/DFN are symmetric).
+``False``/0 group ``b`` (docs/decisions.md#fairvfl-deo writes D = l^a - l^b; DEO/DFP/DFN are
+symmetric).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def deo(y_true, group, *, logits=None, losses=None, positive=1, signed: bool = F
         ``D = (1/|N^a|) sum_{i in N^a} l_i - (1/|N^b|) sum_{i in N^b} l_i``,  ``DEO = |D|``.
 
     For a linear/MLP score ``z`` the loss is the logistic loss of the positive label,
-    ``l_i = log(1 + exp(-z_i))`` (natural log, no regularizer; specs/fairvfl.md §1.2, §6). For
+    ``l_i = log(1 + exp(-z_i))`` (natural log, no regularizer; docs/decisions.md#fairvfl-deo). For
     post-processed randomized predictors pass ``losses = -log(clip(p_tilde, 1e-12, 1))``.
 
     Parameters
@@ -113,7 +114,7 @@ def deo(y_true, group, *, logits=None, losses=None, positive=1, signed: bool = F
     losses : array_like of shape (n,), optional
         Per-sample losses ``l_i``.
     positive : label value, default 1
-        The positive ("protected") class (+1 in specs/fairvfl.md §5).
+        The positive ("protected") class (+1 in docs/decisions.md#fairvfl-data).
     signed : bool, default False
         Return ``D`` instead of ``|D|`` (the constraint of [C](4a-b) uses the sign).
 
@@ -161,7 +162,7 @@ def _rate_gap(y_true, y_pred, group, positive, condition_positive: bool, predict
 
 
 def dfp(y_true, y_pred, group, *, positive=1) -> float:
-    """Difference in false-positive rates ([J] §5.2; specs/fairvfl.md §6).
+    """Difference in false-positive rates ([J] §5.2; docs/decisions.md#fairvfl-metrics).
 
     ``FPR_s = #{yhat = +, y = -, s} / #{y = -, s}``, ``DFP = |FPR_a - FPR_b|``, where ``+`` is
     ``positive`` and ``-`` every other label.
@@ -175,7 +176,7 @@ def dfp(y_true, y_pred, group, *, positive=1) -> float:
 
 
 def dfn(y_true, y_pred, group, *, positive=1) -> float:
-    """Difference in false-negative rates ([J] §5.2; specs/fairvfl.md §6).
+    """Difference in false-negative rates ([J] §5.2; docs/decisions.md#fairvfl-metrics).
 
     ``FNR_s = #{yhat = -, y = +, s} / #{y = +, s}``, ``DFN = |FNR_a - FNR_b|``.
 
@@ -190,14 +191,17 @@ def dfn(y_true, y_pred, group, *, positive=1) -> float:
 def tpr_gap(y_true, y_pred, group, *, positive=1) -> float:
     """Decision-based equal-opportunity gap ``|P(yhat=+ | y=+, a) - P(yhat=+ | y=+, b)|``.
 
-    Not the papers' DEO (that one is loss-based, see ``deo``; specs/fairvfl.md §6 explains why);
+    Not the papers' DEO (that one is loss-based, see ``deo``; docs/decisions.md#fairvfl-metrics
+    explains why);
     kept as a diagnostic. Equals ``dfn`` since ``TPR = 1 - FNR``.
     """
     return _rate_gap(y_true, y_pred, group, positive, True, True, "y == positive")
 
 
 def fairness_rate(deo_value):
-    """Fairness ``FR = 1 - DEO_test`` ([C] §V-A(c), specs/fairvfl.md §6); multiply by 100 for %."""
+    """Fairness ``FR = 1 - DEO_test`` ([C] §V-A(c), docs/decisions.md#fairvfl-metrics); multiply by
+    100 for %.
+    """
     out = 1.0 - np.asarray(deo_value, dtype=np.float64)
     return float(out) if out.ndim == 0 else out
 
@@ -205,7 +209,7 @@ def fairness_rate(deo_value):
 def harmonic_mean(a, b):
     """Harmonic mean ``HM = 2 a b / (a + b)`` of accuracy and fairness ([C] Table I).
 
-    Computed per run (specs/fairvfl.md §6). Vectorized; ``HM(0, 0) = 0`` (its limit).
+    Computed per run (docs/decisions.md#fairvfl-metrics). Vectorized; ``HM(0, 0) = 0`` (its limit).
 
     Raises
     ------
@@ -239,13 +243,13 @@ def _nonneg_values(values, name: str = "values") -> np.ndarray:
 
 
 def gini(values, axis: int = -1):
-    r"""Gini coefficient (paper 002 §7, Table 1; specs/relfair.md §5).
+    r"""Gini coefficient (paper 002 §7, Table 1; docs/decisions.md#relfair-metrics).
 
         ``G = sum_{i,j} |x_i - x_j| / (2 n^2 mean(x)) = sum_k (2k - n - 1) x_(k) / (n sum x)``
 
     with ``x_(1) <= ... <= x_(n)``. This equals ``1 - 2 * integral of the Lorenz curve``
     (piecewise linear through ``(k/n, L_k)``); the paper's printed ``1 - 2 * integral`` of the
-    shifted curve ``l'(x) = l(x) - x/2`` is off by 1/2 (specs/relfair.md §0.6, §5, A18).
+    shifted curve ``l'(x) = l(x) - x/2`` is off by 1/2 (docs/decisions.md#relfair-gini).
 
     Parameters
     ----------
@@ -279,7 +283,7 @@ def gini(values, axis: int = -1):
 
 
 def lorenz_curve(values) -> tuple[np.ndarray, np.ndarray]:
-    """Lorenz curve of nonnegative values (paper 002 Fig. 4; specs/relfair.md §5).
+    """Lorenz curve of nonnegative values (paper 002 Fig. 4; docs/decisions.md#relfair-metrics).
 
     Sort ascending, ``L_0 = 0``, ``L_k = sum_{i <= k} x_(i) / sum x``; the curve is piecewise
     linear through ``(k/n, L_k)``, ``k = 0..n``, from (0, 0) to (1, 1). The paper's Fig. 4 plots
@@ -307,7 +311,8 @@ def lorenz_curve(values) -> tuple[np.ndarray, np.ndarray]:
 
 
 def capped_simplex_vertex(n: int, alpha: float) -> np.ndarray:
-    """Vertex vector of ``Delta_alpha^{n-1}`` sorted decreasingly (specs/relfair.md §1.6).
+    """Vertex vector of ``Delta_alpha^{n-1}`` sorted decreasingly
+    (docs/decisions.md#relfair-permutohedron).
 
     ``u = 1/(alpha n)``, ``k = floor(alpha n + 1e-12)``, ``rem = 1 - k u``;
     ``v = (u, ..., u [k times], rem, 0, ..., 0)``. ``Delta_alpha = conv{permutations of v}``.
@@ -334,7 +339,7 @@ def top_cvar(values, alpha: float):
     """``F_A = max_{a in Delta_alpha} sum a_i f_i = sum_i v_alpha,i f_(i) decreasing``.
 
     Paper 002 notation (20) with ``A = Delta_alpha``; for integer ``alpha n`` the mean of the
-    ``alpha n`` largest values (specs/relfair.md §1.6). Reduces the last axis.
+    ``alpha n`` largest values (docs/decisions.md#relfair-permutohedron). Reduces the last axis.
 
     Examples
     --------
@@ -371,7 +376,8 @@ def relative_fairness_ratio(losses, alpha: float = 0.2, beta: float | None = Non
     ``A = Delta_alpha``, ``B = Delta_beta`` (``beta`` defaults to ``alpha``):
     ``R = sum_i v_alpha,i l_(i)desc / sum_i v_beta,i l_(i)asc``. Table 1's ``R_AB`` is
     ``alpha = beta = 0.2``: mean of the 20% largest over mean of the 20% smallest client
-    losses (exact when ``0.2 n`` is an integer; specs/relfair.md §5). Palma ratio: ``alpha = 0.1``,
+    losses (exact when ``0.2 n`` is an integer; docs/decisions.md#relfair-metrics). Palma ratio:
+    ``alpha = 0.1``,
     ``beta = 0.4``. Reduces the last axis.
 
     Raises
@@ -395,7 +401,7 @@ def relative_fairness_ratio(losses, alpha: float = 0.2, beta: float | None = Non
 
 
 def constraint_feasibility(values, kind: str = "ineq", axis=None):
-    """Largest constraint violation (paper 003; specs/constrfl.md §5).
+    """Largest constraint violation (paper 003; docs/decisions.md#constrfl-metrics).
 
     - ``kind="ineq"`` for ``c(w) <= 0``: ``max(0, max_i c_i)``;
     - ``kind="eq"`` for ``C w + d = 0``: ``max_i |c_i|`` (Table 4's

@@ -1,10 +1,10 @@
 """Splitting data among parties: vertical (features) and horizontal (samples).
 
-- ``vertical_split``: Fair VFL's feature blocks (specs/fairvfl.md §5.4, ambiguity A5).
+- ``vertical_split``: Fair VFL's feature blocks (docs/decisions.md#fairvfl-contiguous-blocks).
 - ``dirichlet_label_split``: the "hetero-dir" partition of Yurochkin et al. (2019) used by
-  paper 002 (specs/relfair.md §4.1).
+  paper 002 (docs/decisions.md#relfair-partition).
 - ``stratified_equal_split``: equal-size clients with equal class ratios (paper 003, spec
-  specs/constrfl.md §4.1 "same amount of data with equal ratios of the two classes").
+  docs/decisions.md#constrfl-np-data "same amount of data with equal ratios of the two classes").
 
 All randomness comes from the ``numpy.random.Generator`` passed in; no global state.
 """
@@ -38,12 +38,13 @@ def _labels(labels) -> np.ndarray:
 
 
 def vertical_split(n_features: int, n_parties: int, *, sizes=None) -> list[np.ndarray]:
-    """Contiguous feature blocks, party 1 first (Fair VFL; specs/fairvfl.md §5.4).
+    """Contiguous feature blocks, party 1 first (Fair VFL; docs/decisions.md#fairvfl-partition).
 
     Without ``sizes`` every party gets ``n_features // n_parties`` columns and party 1 also the
     remainder, which reproduces the conference paper's counts: ADULT 104 = 19 + 5x17,
     COMPAS 26 = 6 + 5x4, C&C 99 = 19 + 5x16 ([C] §V-A(b)). The journal's counts differ
-    (COMPAS 16 + 5x2, C&C 49 + 5x10; [J] §5.1.2, ambiguity A4): pass them as ``sizes``.
+    (COMPAS 16 + 5x2, C&C 49 + 5x10; [J] §5.1.2, docs/decisions.md#fairvfl-compas-partition): pass
+    them as ``sizes``.
 
     Parameters
     ----------
@@ -89,7 +90,8 @@ def vertical_split(n_features: int, n_parties: int, *, sizes=None) -> list[np.nd
 def dirichlet_label_split(labels, n_clients: int, alpha: float, rng: np.random.Generator, *,
                           min_size: int = 10, balance: bool = True,
                           max_tries: int = 1000) -> list[np.ndarray]:
-    """Label-skewed split by per-class Dirichlet(alpha) proportions (specs/relfair.md §4.1).
+    """Label-skewed split by per-class Dirichlet(alpha) proportions
+    (docs/decisions.md#relfair-partition).
 
     Recipe of Yurochkin et al. (2019, "hetero-dir"), as paper 002 (App. J.2) uses it::
 
@@ -185,7 +187,7 @@ def stratified_equal_split(labels, n_clients: int, rng: np.random.Generator, *,
     and so do the counts of every class across clients (a class occupies consecutive deal
     positions). With ``drop_remainder=True`` client ``j`` gets exactly ``floor(N_c / n)`` samples of
     every class ``c`` (positions ``j*m_c .. (j+1)*m_c - 1`` of the permuted class) and the rest is
-    dropped, as in paper 003's code (specs/constrfl.md §4.1, which uses the legacy
+    dropped, as in paper 003's code (docs/decisions.md#constrfl-np-data, which uses the legacy
     ``RandomState(10)``; this function takes a Generator).
 
     Parameters

@@ -7,13 +7,14 @@ loop over rows; a batched call equals the per-row calls bit for bit). Inputs are
 Where the sets appear:
 
 - nonnegative orthant: the dual step of Fair VFL ([C](9), [J](10)), lambda in R^2_+;
-- box and ball: Proj_Theta of Scaff-PD-IA (paper 002, Alg. 1 line 15; specs/relfair.md §2.2);
+- box and ball: Proj_Theta of Scaff-PD-IA (paper 002, Alg. 1 line 15;
+docs/decisions.md#relfair-pseudocode);
 - simplex: the ambiguity set Delta^{n-1} (paper 002, Delta_alpha with alpha = 1/n);
 - capped simplex: Delta_alpha^{n-1} = {a in Delta^{n-1}: a_i <= 1/(alpha n)} (paper 002, (2)),
   the dual step of SAFL, DRFA and Scaff-PD;
 - permutohedron P(w) = conv{permutations of w}: the integrated ambiguity set
   Lambda_phi(Delta_alpha, Delta_beta) of paper 002 (7), the dual step of Scaff-PD-IA
-  (specs/relfair.md §1.6, §2.3).
+  (docs/decisions.md#relfair-permutohedron).
 
 The optimality (KKT) conditions each result satisfies are spelled out in the docstrings;
 ``theory/core/projections.py`` checks them to 1e-10 and compares with cvxpy/Clarabel.

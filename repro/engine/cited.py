@@ -1,4 +1,4 @@
-"""Deviation reasons that cite measurements: derived from runs, never written (issue #28).
+"""Deviation reasons that cite measurements: derived from runs, never written.
 
 A ``docs/deviations.md`` entry that explains deviating rows with numbers was measured on some
 runs: a registered experiment's records, under one reading, by some code. :class:`Measured`

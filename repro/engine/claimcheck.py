@@ -46,7 +46,7 @@ def section_link(experiment: str) -> str:
 def evidence(exp: Experiment, scale: str, recs: list[RunRecord], reading_id: str) -> str:
     """``""`` when every cell of ``exp`` at ``scale`` under the reading has a result, else what
     the claim is judged on: ``on N of M cells (K diverged, J not run, L without a record): ``
-    (issue 34: a claim judged on part of a grid says so in its measured text).
+    (a claim judged on part of a grid says so in its measured text).
     """
     if scale not in exp.scales:
         return ""

@@ -108,7 +108,7 @@ def run_compare(names: list[str], scale: str, results: Path | None, out: Path | 
         for (name, rid, _), c in per.items():
             print(f"  {paper_name(paper)} {name} reading {rid}: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md (#14 item 6)
+    if smoke_banner(rows):  # also at the top of comparison.md and REPORT.md
         print(smoke_banner(rows).replace("**", "").replace("`", ""))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0

@@ -142,7 +142,8 @@ class Reproduced(SeedValues):
     enters neither the noise band nor the spread comparison (:mod:`repro.engine.verdict`).
 
     ``printed_units``: how many units of its last printed digit a printed value is known to
-    (0.5 for one rounding; 1 where the paper rounded twice, e.g. specs/constrfl.md §6).
+    (0.5 for one rounding; 1 where the paper rounded twice, e.g.
+    docs/decisions.md#constrfl-reported).
     ``corrected``: for a documented misprint, the text the paper meant to print; the row keeps
     the printed value, is judged against the corrected one, and its reason says so (``note``
     must link the evidence).
@@ -212,7 +213,7 @@ class Claim:
 
 def ordering_verdict(diffs, what: str = "margin") -> tuple[bool | None, str]:
     """The verdict of an ordering claim from its paired differences over seeds (one per seed,
-    positive in the claim's direction; issue #15 item 3): ``True`` only when the mean margin
+    positive in the claim's direction): ``True`` only when the mean margin
     exceeds twice the sample std of the paired difference, ``False`` when it is below minus
     twice that std, else ``None`` (``inconclusive``); with fewer than two seeds the noise is
     unknown and the verdict is ``None``.
@@ -276,11 +277,11 @@ class Experiment:
     shared_cells: str = ""
     # A check of data no manifest covers (e.g. Office-31, never downloaded): ``() -> str``, the
     # first line of why the cells cannot run plus the docs/deviations.md link ("" when they can).
-    # A comparison without records states it instead of "no records" (issue #28).
+    # A comparison without records states it instead of "no records".
     unavailable: Callable[[], str] | None = None
     # The library methods (``repro.<paper>.methods``, by printed name) this experiment's cells
     # run: the table names its methods itself, so a method added to the library is in no table
-    # until one lists it here (issue 32). ``repro list`` shows, per method, the tables using it.
+    # until one lists it here. ``repro list`` shows, per method, the tables using it.
     methods: tuple[str, ...] = ()
     # ``config -> str``: the model of the accelerator a cell runs on on this machine (e.g. the
     # CUDA device's name), ``""`` for the CPU or for a device this machine lacks; it enters the

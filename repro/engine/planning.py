@@ -145,7 +145,7 @@ def auto_scale(exp: Experiment, scale: str, out: Path | None = None) -> str:
     experiment declares it and the results folder holds a record with a result of one of its
     ``extended`` cells (a current or a stale one): records of the larger budget, once brought
     here, are what the figures, claims and ``repro run`` use, and a partial set is finished by
-    the next run on a machine that can (issue #20). Without such a record ``auto`` stays
+    the next run on a machine that can. Without such a record ``auto`` stays
     ``reduced`` (or ``paper``).
     """
     if (scale == "auto" and "extended" in exp.scales

@@ -1,4 +1,4 @@
-"""Readings of a paper: where its text supports more than one way to run an item (issue #15).
+"""Readings of a paper: where its text supports more than one way to run an item.
 
 A :class:`Reading` names one way, with its textual basis (paper file, place, the quoted words,
 the spec's A-number) and what it implies for a cell: ``overrides`` merged into the configs it
@@ -35,7 +35,8 @@ class Reading:
     id : short name used on the command line (``--reading ID``) and in ``comparison.csv``.
     title : one line.
     basis : the textual basis: paper file, section or line, and the quoted words.
-    spec : the spec's A-number (e.g. ``"relfair A4"``), or ``""``.
+    spec : the anchors of the ``docs/decisions.md`` entries that settle it (comma-separated,
+        e.g. ``"relfair-local-work"``), or ``""``.
     overrides : config entries this reading sets (part of the cell identity).
     applies_to : ``config -> bool``: the cells the overrides touch (default: all).
     metrics : reported metric -> recorded metric that stands for it under this reading (a

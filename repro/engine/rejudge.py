@@ -34,7 +34,7 @@ __all__ = ["POOLED", "REJUDGED", "is_current", "paper_runs", "rejudge_row",
 REJUDGED = f"{RULE_ID} (re-judged from committed columns)"   # the ``rule`` of such a row
 POOLED = {("constrfl.table1", "objective"), ("constrfl.table1", "relative_difference"),
           ("constrfl.table2", "objective"), ("constrfl.table2", "relative_difference")}
-ONE_RUN = {"constrfl.table3": 1}   # Table 3 prints one run per problem (specs/constrfl.md)
+ONE_RUN = {"constrfl.table3": 1}   # Table 3 prints one run per problem (docs/decisions.md#constrfl)
 PRINTED_UNITS = {"constrfl.table4": 1.0}   # Table 4 was rounded twice: one unit
 CORRECTED = re.compile(r"judged against the corrected value (\S+) ")
 ONE_SIDED = re.compile(r"one-sided: match when <= \S+, whatever the printed value;?\s*")

@@ -41,7 +41,7 @@ __all__ = ["MEASURED_NOTE", "NO_PAPER_VALUE", "REPORTED_DIR", "Measured", "Paper
 
 @dataclass(frozen=True)
 class Paper:
-    """One paper file of ``shared/papers/``, named as a reader would cite it."""
+    """One paper file (``000_*.txt`` ...), named as a reader would cite it."""
 
     file_id: str  # the three-digit prefix of the paper file, e.g. "003"
     title: str

@@ -248,7 +248,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                 # one cell per dispatch: joblib's automatic batching, tuned on the sweep's
                 # millisecond cells (not_run ones, short fairvfl ones), handed the last 13
                 # relfair cells (~2 min each) to one worker as one batch and left the other
-                # idle for ~25 min of issue 33's complete run (cells are seconds to minutes:
+                # idle for ~25 min of a complete run (cells are seconds to minutes:
                 # the dispatch overhead is nothing beside them)
                 results = Parallel(return_as=order, batch_size=1)(
                     delayed(run_cell)(exp, c, out, keep_going, force) for exp, c in todo)

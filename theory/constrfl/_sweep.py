@@ -58,7 +58,8 @@ PATHS = {  # name -> (instance, config maker)
 
 
 def _start(problem, cfg, w0, mu_start=None):
-    """Algorithm 1's start: ``(w^0, mu^0 = 0)`` (or ``mu_start``, stacked by party), or (D12,
+    """Algorithm 1's start: ``(w^0, mu^0 = 0)`` (or ``mu_start``, stacked by party), or
+    (docs/decisions.md#constrfl-lcqp-mu0-from-cprox,
     reference LCQP) cProx-AL's final multipliers from the same w^0.
     """
     if mu_start is not None:

@@ -1,4 +1,5 @@
-"""Paper 003, Theorems 4.1/4.2 and Remark 4.3 (specs/constrfl.md §8.2): Algorithm 2's
+"""Paper 003, Theorems 4.1/4.2 and Remark 4.3 (docs/decisions.md#constrfl-admm-theorems): Algorithm
+2's
 certificate and its linear rate on one subproblem (12) of QP-ball (d = 6, n = 3).
 
 Setup: ``w^k ~ N(0, I)``, ``mu^k = mu* + 0.5``, beta = 2; reference ``w~* = argmin ell_k`` by
@@ -30,7 +31,8 @@ inner solves stopped as soon as ``||grad||_inf <= eps_{t+1}``, and with "exact" 
   on the exact run), ``R² >= 0.95``, the one-step identity. Looseness ``log r̂ / log sqrt(q_r)``:
   how many times more rounds per decade the theorem's rate allows than the run needs.
 * The one-step inequality (58) with the potential S_t of (63) and the actual inner residuals.
-* Negative control (D2, D3): (22) recomputed with lambda^{t+1} or u^{t+1}, as the reference
+* Negative control (docs/decisions.md#constrfl-epst-new-lambda, #constrfl-epst-new-u): (22)
+recomputed with lambda^{t+1} or u^{t+1}, as the reference
   scripts do; the rounds where that "certificate" falls below the true residual are counted.
 """
 
@@ -162,7 +164,8 @@ def theorem_rate(q: float, rho: float, sigma: float, L: float) -> float:
 
 
 def _one_step_margin(adm, sm, cms, w_ref, w0, rho, n, beta) -> float:
-    """(58) with the actual residuals, normalised by S_0 (specs/constrfl.md §8.2)::
+    """(58) with the actual residuals, normalised by S_0
+    (docs/decisions.md#constrfl-admm-theorems)::
 
     sigma/2 (||w^{t+1} - w~*||^2 + sum_i ||u_i^{t+1} - w~*||^2)
     + sum_i rho/2 ||w^{t+1} - u_i^t||^2 - 1/(2 sigma) sum_{i=0..n} ||e_i^{t+1}||^2
@@ -253,7 +256,8 @@ def check(seed: int, size: str) -> CheckResult:
             cert_margin = min(cert_margin, (cert - true) + 1e-12 * (1 + true))
             errs.append(np.linalg.norm(w - w_ref))
             if t > 0 and true > 1e-12:
-                # Negative control (D2, D3): (22) with lambda^{t+1} or with u^{t+1}.
+                # Negative control (the NP and LCQP scripts' residuals): (22) with lambda^{t+1} or
+                # with u^{t+1}.
                 prev = adm.history[t - 1]
                 Wb = np.broadcast_to(w, prev["U"][0].shape)
                 gP = np.stack([mm.grad(w) for mm in cms])

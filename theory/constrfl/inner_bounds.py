@@ -1,10 +1,11 @@
 """Paper 003, Lemma 4.2 (29), Theorem 4.2's round bound (74) and Theorem 3.2(b)'s total
-inner-round bound (83)-(84) (specs/constrfl.md §8.2 and §8.5), on QP-ball (d = 6, n = 3).
+inner-round bound (83)-(84) (docs/decisions.md#constrfl-admm-theorems and §8.5), on QP-ball (d = 6,
+n = 3).
 
 Lemma 4.2 / (74) — one subproblem (12), as in ``constrfl.theorem41_42_admm_linear_rate``:
 ``w^k ~ N(0, I)``, ``mu^k = mu* + 0.5``, beta = 2, ``w~* = argmin ell_k`` (Newton to 1e-14).
 The package's Algorithm 2 (``repro.constrfl.admm``: ``ServerSide``, ``ClientSide``,
-``InexactADMM``; issue #30: no private copy) runs with the paper's stop test (23)
+``InexactADMM``; no private copy) runs with the paper's stop test (23)
 ``eps_{t+1} + sum_i epst_i <= tau`` (server term q^t, tau = 1e-8) and inner solves stopped as
 soon as ``||grad||_inf <= eps_{t+1}``; every round is re-evaluated here (``audit_admm``: the
 (18)/(19) residuals against ``q^t``, (20), (22)-(23) and the stop round), and the round count
@@ -18,7 +19,8 @@ residuals forced to 0.999 eps in every coordinate, needed a private ADMM and was
                                               + 1/(2 rho) ||grad P_i(w~*) - grad P_i(w~0)||^2)
 
   with ``D = d`` (the proof's Euclidean ``||e_i|| <= eps`` holds only up to sqrt(d),
-  specs/constrfl.md §8.7 item 3; pass criterion) and ``D = 1`` (printed form, margin reported).
+  docs/decisions.md#constrfl-paper-errata; pass criterion) and ``D = 1`` (printed form, margin
+  reported).
 * (72)-(74): with ``sigma = 1/((n+1) beta)``, ``L_{∇P}`` the largest generalized-Hessian norm of
   the P_i (i = 0..n) sampled on a ball around ``w~*`` (x 1.1), ``r, q_r`` of (65) and ``b`` of
   App. B.4 (eps^2 terms times d): every round ``eps_{t+1} + sum_i epst_i <= (n+1+b) q_r^{t/2}``,

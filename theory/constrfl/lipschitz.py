@@ -1,4 +1,5 @@
-"""Paper 003, Lemma 4.1 / Remark 4.1 (specs/constrfl.md §8.6): with the global constraint
+"""Paper 003, Lemma 4.1 / Remark 4.1 (docs/decisions.md#constrfl-local-lipschitz): with the global
+constraint
 ``c_0(w) = ||w||^2 - 1``, the gradient
 ``grad P_{0,k}(w) = 2[mu_0 + beta(||w||^2 - 1)]_+ w + (w - w^k)/((n+1)beta)``
 is Lipschitz on every ball B(0, R) but with a constant growing like R^2 (only locally

@@ -1,4 +1,5 @@
-"""Paper 003: statements that are mistyped as printed (specs/constrfl.md §8.7), each shown
+"""Paper 003: statements that are mistyped as printed (docs/decisions.md#constrfl-paper-errata),
+each shown
 failing in its printed form (a counterexample in ``details``) and holding when corrected.
 
 1. Lemma A.1 proof: ``dist(0, .) <= sqrt(n) dist_inf(0, .)`` for a vector of R^d; the factor

@@ -1,10 +1,11 @@
-"""Paper 003, Theorem 3.1, Lemma 3.1 and Theorem 3.2 on Algorithm 1 (specs/constrfl.md
+"""Paper 003, Theorem 3.1, Lemma 3.1 and Theorem 3.2 on Algorithm 1 (docs/decisions.md#constrfl
 §8.3-8.5), on QP-ball (d = 6, n = 3) with beta = 2, s_bar = 1e-2, rho = 1, q = 0.5, w^0 on
 the unit sphere, mu^0 = 0, and an eps sweep (eps1 = eps2 = eps).
 
 * Theorem 3.1: at termination both Definition-1 residuals are <= eps; precondition (10)
   ``||grad ell_k(w^{k+1})||_inf <= tau_k`` holds at every outer iteration.
-* Lemma 3.1 with sqrt(d) (specs/constrfl.md §8.7 item 1), in the joint form its proof gives,
+* Lemma 3.1 with sqrt(d) (docs/decisions.md#constrfl-paper-errata), in the joint form its proof
+gives,
   (43): ``||(w^k, mu^k) - (w*, mu*)|| <= r_0 + beta sqrt(d) sum_{j<k} tau_j`` for every k >= 0,
   which implies (47)'s ``r_0 + 2 sqrt(d) s_bar beta``.
 * Theorem 3.2 / (48): ``K(eps) <= 2 K_{eps,eps} + 1`` with ``K_{eps,eps} = [s_bar + sqrt(2)(r_0
@@ -22,7 +23,8 @@ Every path the experiments run Algorithm 1 on is driven (the key's flags and sol
 clipped Newton and Hessian reuse (Table 2's solver), the fairness script's tolerances and solver
 (Table 2's primary reading), and Table 4's LCQP at its own hyperparameters (beta 10, s_bar 0.1,
 rho 1, exact solves; the paper's stated setting) in paper and reference mode (the latter starts
-from cProx-AL's multipliers, D12). Runs with s_bar = 1 (Remark 3.1's O(1)) put the stop on the
+from cProx-AL's multipliers, docs/decisions.md#constrfl-lcqp-mu0-from-cprox). Runs with s_bar = 1
+(Remark 3.1's O(1)) put the stop on the
 beta tau_k term of (11).
 """
 

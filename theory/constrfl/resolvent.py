@@ -1,5 +1,5 @@
 """Paper 003, App. A: the operator T (33)-(34), its resolvent J = (I + beta T)^{-1} (36)-(41),
-firm non-expansiveness (Lemma A.2 uses it) and Lemma A.1 (specs/constrfl.md §8.1).
+firm non-expansiveness (Lemma A.2 uses it) and Lemma A.1 (docs/decisions.md#constrfl-resolvent).
 
 For any ``(w̄, mū)``: ``w⁺ = argmin_w f(w) + (1/(2 beta)) sum_j [mū_j + beta c_j(w)]_+^2
 + (1/(2 beta))||w - w̄||^2``, ``mu⁺ = [mū + beta c(w⁺)]_+`` and ``J(w̄, mū) = (w⁺, mu⁺)``.

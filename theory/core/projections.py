@@ -68,7 +68,7 @@ CLARABEL_SETTINGS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-
 CLARABEL_SETTINGS_SOCP = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
                           "max_iter": 200}
 INSTANCES = {"small": 10, "default": 50}
-_SOURCE = "shared/specs/relfair.md §1.1, §2.2-2.3; shared/specs/fairvfl.md §1.4"
+_SOURCE = "docs/decisions.md#relfair-index; docs/decisions.md#fairvfl-gradients"
 
 
 # --------------------------------------------------------------------------- KKT certificates

@@ -1,4 +1,4 @@
-"""Fair VFL Assumption 2 ([C] §IV-D / [J] §4.4) made computable from data (specs/fairvfl.md
+"""Fair VFL Assumption 2 ([C] §IV-D / [J] §4.4) made computable from data (docs/decisions.md#fairvfl
 §10.2): the constants of :mod:`theory.fairvfl.constants` bound the empirical local constants
 along the package's runs, and the package's own constants (its diagnostics') equal them.
 """

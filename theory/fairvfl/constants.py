@@ -2,9 +2,10 @@
 
 The theory checks hold the package against these; ``repro/fairvfl/analysis.py`` has its own
 copy for the package's diagnostics, and tests/theory/test_fairvfl_constants.py shows the two
-agree (issue #30: a check never reads a bound from the code under check).
+agree (a check never reads a bound from the code under check).
 
-- Assumption 2 ([C] §IV-D, [J] §4.4) made computable from data (specs/fairvfl.md §10.2), for
+- Assumption 2 ([C] §IV-D, [J] §4.4) made computable from data
+(docs/decisions.md#fairvfl-theory-instances), for
   the logistic loss (``|l'| <= 1``, ``l'' <= 1/4``) and spectral norms ``||.||_2``:
   ``L_L = ||X||^2 / (4 n) + mu`` (Lipschitz constant of grad L),
   ``L_D = ||X_a||^2 / (4 |N^a|) + ||X_b||^2 / (4 |N^b|)`` (of grad D),
@@ -31,7 +32,9 @@ def groups_masks(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def assumption2(X: np.ndarray, y: np.ndarray, s: np.ndarray, mu: float) -> dict[str, float]:
-    """``{"L_L", "L_D", "G_D", "L_12"}`` of specs/fairvfl.md §10.2 (see the module doc)."""
+    """``{"L_L", "L_D", "G_D", "L_12"}`` of docs/decisions.md#fairvfl-theory-instances (see the
+    module doc).
+    """
     in_a, in_b = groups_masks(y, s)
     Xa, Xb = X[in_a], X[in_b]
     na, nb = int(in_a.sum()), int(in_b.sum())

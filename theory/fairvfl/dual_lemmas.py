@@ -1,5 +1,5 @@
 """Fair VFL Lemma 2 ([C](13)-(14), [J](15)-(16)) and Lemma 3 ([C](15)-(17), [J](20)-(22))
-(specs/fairvfl.md §10.4-10.5, §10.8) on the package's dual iterates: its server with theta
+(docs/decisions.md#fairvfl-theory) on the package's dual iterates: its server with theta
 frozen (a legal degenerate sequence: Lemma 2 has no condition on eta), with both readings of
 beta: (A) beta = the dual step s as printed; (B) beta = 1/s, the reading of the proofs (§10.8
 item 1). The claim checked is "holds under (B)"; (A)'s failure is reported. Lemma 2 is also

@@ -1,4 +1,5 @@
-"""Fair VFL limit vs the exact KKT / fixed-point ground truth (specs/fairvfl.md §10.6).
+"""Fair VFL limit vs the exact KKT / fixed-point ground truth
+(docs/decisions.md#fairvfl-fixed-point).
 
 The ground truth is written here (:mod:`theory.fairvfl.ground_truth`): ``theta_unc = argmin L``;
 if ``|D(theta_unc)| <= eps`` then ``lam* = 0``; else the root of ``phi(lam) = sign
@@ -146,7 +147,7 @@ def check(seed: int, size: str) -> CheckResult:
     return CheckResult(
         name="fairvfl.theorem2_fixed_point_kkt", claim="algorithm limit = exact fixed point",
         paper="000/001 fairvfl",
-        equation="[C](6)/(9)-(10), [J](7)/(10)-(11); specs/fairvfl.md §10.6",
+        equation="[C](6)/(9)-(10), [J](7)/(10)-(11); docs/decisions.md#fairvfl-fixed-point",
         instances=len(rows), worst_margin=float(worst),
         ground_truth={"solver": "Newton (gradient 1e-12) + brentq (xtol 1e-12), theory/; inner "
                                 "problem re-solved by cvxpy", "cvxpy_solver": "CLARABEL",

@@ -1,5 +1,5 @@
 """Fair VFL Lemma 1 (primal progress, [J] App. A; [C] App. A) along the package's runs
-(specs/fairvfl.md §10.3): for every round
+(docs/decisions.md#fairvfl-lemma-1): for every round
 ``f(theta^{t+1}, lam^t) - f(theta^t, lam^t) <= -iota_t sum_tau ||theta^{t,tau+1} -
 theta^{t,tau}||^2`` with ``iota_t = eta - (L+1)/2 - L^2 (KQ+2)(KQ-1)/4`` and
 ``L = L_L + Lambda L_D`` (``Lambda = max_t |lam1 - lam2|`` of the run, §10.2). The increments

@@ -1,6 +1,7 @@
-"""Fair VFL Theorem 2 ingredients on a theory-compliant run (specs/fairvfl.md §10.7).
+"""Fair VFL Theorem 2 ingredients on a theory-compliant run (docs/decisions.md#fairvfl-rate).
 
-Run: synthetic instance (§10.1), dual step s = 0.1 (beta_th = 1/s = 10, §11 A19),
+Run: synthetic instance (§10.1), dual step s = 0.1 (beta_th = 1/s = 10,
+docs/decisions.md#fairvfl-beta-step),
 ``c_t = beta_th t^{-1/4} / 2``, ``eta_t`` = the Theorem 2 lower bound
 ``[L^2 (KQ+2)(KQ-1) + 2(L+1)]/4 + L_12^2 KQ (1 + 32 tau sqrt(t)) / (2 beta_th)`` with tau = 9,
 mode ``random``, Q = 2, from a random start (|D| > eps: the multipliers move from the first

@@ -1,4 +1,4 @@
-"""Security statements of Fair VFL (specs/fairvfl.md §10.8 items 8-9, §10.9).
+"""Security statements of Fair VFL (docs/decisions.md#fairvfl-label-leak).
 
 - ``fairvfl.rotation_invariance`` ([C] Thm. 1, Def. 3): replacing ``X^k`` by ``X^k R_k``
   (``R_k`` orthogonal) leaves every uploaded message unchanged and maps

@@ -1,1 +1,3 @@
-"""The theory checks of paper 004 (FedMM), one module per statement (specs/fedmm.md §9.2)."""
+"""The theory checks of paper 004 (FedMM), one module per statement
+(docs/decisions.md#fedmm-theory-checks).
+"""

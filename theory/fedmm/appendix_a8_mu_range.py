@@ -1,10 +1,12 @@
-"""T8 (specs/fedmm.md §9.2, §9.3 item 9): the sufficient range of mu1, mu2 of App. A.8, (157)-(159).
+"""T8 (docs/decisions.md#fedmm-theory-checks): the sufficient range of mu1, mu2 of App. A.8,
+(157)-(159).
 
 On the Q instances: l = max(L22/B, L12/B) (157, smallest admissible l); (158)
 max(64 L22 l, 64 L12 l) <= mu2 <= 64 l^2 B, which at that l is the single point
 mu2 = 64 l max(L12, L22); (159) mu1 >= max(L21 L12 l sqrt(24576/(B mu2)),
 L12 sqrt(512 N/1600), 4 L_Phi, 7 * 164092^2 l^4 kappa^4 L12^2 / L_Phi). Constants as in
-specs/fedmm.md §9.1: L12 = L21 = max ||B_i||, L22 = max ||C_i||, B = min lambda_min(C_i), kappa =
+docs/decisions.md#fedmm-theory-instances: L12 = L21 = max ||B_i||, L22 = max ||C_i||, B = min
+lambda_min(C_i), kappa =
 ||K||, K = Cbar^{-1} Bbar', L_Phi = max_i ||A_i + B_i K + K'B_i' - K'C_i K||. Report-only finding:
 the sufficient mu1 is astronomically larger than the mu = 1 of the experiments (and than the
 empirical stability range of T1). The verdict is a *finding* (``applies=False``): the theorem's
@@ -30,7 +32,9 @@ TERMS = (
 
 
 def constants(inst) -> dict[str, float]:
-    """Lipschitz/concavity constants of a Q instance as specs/fedmm.md §9.1 defines them."""
+    """Lipschitz/concavity constants of a Q instance as docs/decisions.md#fedmm-theory-instances
+    defines them.
+    """
     K = np.linalg.solve(inst.C.mean(0), inst.B.mean(0).T)
     hess = [inst.A[i] + inst.B[i] @ K + K.T @ inst.B[i].T - K.T @ inst.C[i] @ K
             for i in range(inst.n)]

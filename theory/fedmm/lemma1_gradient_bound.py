@@ -1,4 +1,4 @@
-"""T4 (specs/fedmm.md §9.2, §9.3 item 1): Lemma 1 (22) and its per-client Danskin step.
+"""T4 (docs/decisions.md#fedmm-theory-checks): Lemma 1 (22) and its per-client Danskin step.
 
 Lemma 1 claims ||grad_{omega_i} L^Phi_i(omega_i^t, omega0^t, lambda_i^t)|| <= L12 eps_i^t with
 eps_i^t = ||psi_i^t - psi*(omega_i^t)|| and L^Phi_i of (18). Its proof uses Danskin per client
@@ -18,7 +18,7 @@ coupling is nonlinear: there (c) is a mean-value inequality that needs the sup b
 L12 = max_i (||B_i|| + gamma max|b_i|) and local solves by Newton's method (residual 1e-13).
 Q (gamma = 0) is kept for (a) and (b), the printed statement's counterexamples.
 
-What reaches (c) from the package (issue #30). Written with lambda_i^{t-1} and omega0^{t-1}
+What reaches (c) from the package. Written with lambda_i^{t-1} and omega0^{t-1}
 it only tests the local solver's stationarity with exactly the dual and centre it was handed.
 So (c) is evaluated in two forms that each see the rest of Algorithm 3:
 
@@ -29,7 +29,8 @@ So (c) is evaluated in two forms that each see the rest of Algorithm 3:
       theta_i^{t-1} and duals of round t - 1 (eta3 constant), not read from its state.
 
 Everything the bound holds the package against is computed here from the instance's data:
-L12 = max_i (||B_i||_2 + gamma max_k |b_ik|) (sup of the cross Hessian, specs/fedmm.md §9.1
+L12 = max_i (||B_i||_2 + gamma max_k |b_ik|) (sup of the cross Hessian,
+docs/decisions.md#fedmm-theory-instances
 NC), psi*(w) of (26) with the sin coupling, grad_w f_i and the per-client exact gradient; a
 separate test shows the package's ``NLInstance`` gives the same numbers.
 

@@ -1,11 +1,12 @@
-"""T6 (specs/fedmm.md §9.2, §9.3 item 7): Lemma 3 (24) / Lemma 16 (131), the descent of
+"""T6 (docs/decisions.md#fedmm-theory-checks): Lemma 3 (24) / Lemma 16 (131), the descent of
 Phi(omega0^t).
 
 (131):  Phi(omega0^T) - Phi(omega0^0) <= - c1/N sum_i sum_t ||omega_i^{t+1} - omega_i^t||^2
         - mu1/4 sum_t ||omega0^{t+1} - omega0^t||^2 + c3/N sum_i sum_t ||psi_i^{t+1} -
         psi*(omega_i^{t+1})||^2,
 with c1 = (mu1^2 - 2 L_Phi mu1 - 4 L_Phi^2)/(2 mu1) and c3 = (3 mu1 + 16 L_Phi) L12^2/(mu1 L_Phi).
-(24) prints the last term with the UNSQUARED eps_i^t = ||psi_i^t - psi*(omega_i^t)||; specs/fedmm.md
+(24) prints the last term with the UNSQUARED eps_i^t = ||psi_i^t - psi*(omega_i^t)||;
+docs/decisions.md#fedmm
 §9.2 T6 resolves it to the squared distances of (131) (its proof, Lemma 14 (125), has them squared);
 the unsquared (24) is reported. The sums are ambiguous (their terms are (t+1)-indexed but run to t =
 T, off by one); both conventions are checked:
@@ -16,21 +17,23 @@ T, off by one); both conventions are checked:
 
 FedMM-exact (eta3 = 1) on Q instances with a random start omega0^0 ~ 3 N(0, I), psi0^0 ~ 3 N(0,
 I) (numpy Generator ``default_rng([seed, 6])``; omega_i^0 = omega0^0, lambda^0 = beta^0 = 0),
-mu1 in {L_Phi, 4 L_Phi, 10 L_Phi}, mu2 = 1.5 mu1 (L_Phi of specs/fedmm.md §9.1, also in the
+mu1 in {L_Phi, 4 L_Phi, 10 L_Phi}, mu2 = 1.5 mu1 (L_Phi of
+docs/decisions.md#fedmm-theory-instances, also in the
 constants), T = 1, ..., 150. Pass: max over T of lhs - rhs <= 1e-9 for both conventions on
 every finite run (diverging runs are counted and excluded; all runs diverging is the verdict
 ``diverged``). The tightest aligned slack of this grid is kept in the details. Reported: the
 same with the constant max(L_Phi, L_g) in c1, c3 (the proofs' per-client Danskin step needs
 L_g, cf. T4/T5), and (24).
 
-Where the lemma bites (issue #30). On the grid above the right-hand side is >= 0 at every
+Where the lemma bites. On the grid above the right-hand side is >= 0 at every
 (run, T) point (the eps-term from the random psi0^0 dominates): the inequality guarantees no
 decrease and holds for any iterates. The check therefore adds runs where it bites: start
 psi0^0 = psi*(omega0^0) (eps_0 = 0), mu1 in {4, 10, 30, 100} L_Phi (mu2 = 1.5 mu1) (large mu: the
 -c1 increments term, c1 ~ mu/2, outweighs the eps-term, c3 ~ 3 L12^2/L_Phi). There (131)
 telescoped from omega0^0 is violated at T = 1 on some runs (reported as the counterexample):
 its proof rests on Props 3/4 ((40), (45)), false at t = 0 since lambda^0 = beta^0 = 0
-(specs/fedmm.md §9.3 item 4, the reason Lemmas 6 and 8 are checked from t = 2 in T5). So the
+(docs/decisions.md#fedmm-paper-errata, the reason Lemmas 6 and 8 are checked from t = 2 in T5). So
+the
 bite runs assert (131), both conventions, telescoped from omega0^{t0} with t0 = 2 (the
 trajectory from round 2 on; its sums start there): lhs - rhs <= 1e-9 at every point. The
 share of all asserted points with rhs < 0 (literal) is ``nontrivial`` (the check fails at 0);
@@ -290,7 +293,8 @@ def check(seed: int, size: str) -> CheckResult:
         paper="004 fedmm", equation="Lemma 3 (24), Lemma 16 (131)", instances=runs + len(ok),
         worst_margin=float(margin),
         ground_truth={"solver": "closed form", "phi": "(27) with psi* of (26)",
-                      "constants": "specs/fedmm.md §9.1 L_Phi (Hessian of Phi_i), L12"},
+                      "constants": "L_Phi (Hessian of Phi_i), L12 "
+                                   "(docs/decisions.md#fedmm-theory-instances)"},
         passed=bool(margin >= 0 and runs > 0 and ok),
         paper_setting={"mu1 = mu2": PAPER_MU, **{k: v for k, v in paper.items()}},
         paper_finding=paper_finding, **ev.fields(),

@@ -1,11 +1,11 @@
-"""T5 (specs/fedmm.md §9.2, §9.3 item 4): Lemmas 5, 6, 7, 8 of App. A.5 with their explicit
+"""T5 (docs/decisions.md#fedmm-theory-checks): Lemmas 5, 6, 7, 8 of App. A.5 with their explicit
 constants.
 
 On FedMM-exact iterates of the Q instances (the package's FedMM with the exact local solve
 written here; distinct penalties per block, (mu1, mu2) in {(1, 1.5), (5, 3.5), (50, 70)}; 60
 rounds, zero initialisation; runs whose iterates diverge are excluded and counted), with the
 Table-3 quantities of :mod:`theory.fedmm.trajectory` (squared norms, ordered pairs) and the
-constants of specs/fedmm.md §9.1:
+constants of docs/decisions.md#fedmm-theory-instances:
 
 * Lemma 5 (55), t >= 1:  eps_t <= 8 mu2/(N B) psi_bar_{t-1} + 2 mu2/(2 mu2 + B) eps_{t-1}
   + 8 mu2 kappa^2/B omega_tilde_t + 8 (mu2 + L22)^2/(N mu2 B) psi_bar_t
@@ -20,7 +20,8 @@ Why t >= 2 for Lemmas 6 and 8: their proofs use Props 3/4 ((40), (45)) at round 
 fail at t - 1 = 0 because lambda^0 = beta^0 = 0 is not minus the gradient (T3). Lemma 6 at
 t = 1 is therefore reported (it can fail; the worst instance is kept as the counterexample), and so
 is Lemma 8 at t = 1. Why L = max(L_Phi, L_g) in Lemma 8: its proof (82)-(84) uses the per-client
-Danskin step grad Phi_i = grad_w f_i(w, psi*(w)) = g_i (false, specs/fedmm.md §9.3 item 1), so the
+Danskin step grad Phi_i = grad_w f_i(w, psi*(w)) = g_i (false,
+docs/decisions.md#fedmm-paper-errata), so the
 Lipschitz constant that the bound actually needs is that of g_i, L_g; Lemma 8 with the Hessian
 constant L_Phi alone is reported. Pass: lhs - rhs <= 1e-9 (1 + |rhs|) for every criterion at its
 stated range of t on every finite run. ``nontrivial``: the share of (run, asserted criterion,
@@ -193,7 +194,8 @@ def check(seed: int, size: str) -> CheckResult:
         paper="004 fedmm", equation="Lemmas 5-8, (55), (66), (71), (80); Table 3",
         instances=runs, worst_margin=float(margin),
         ground_truth={"solver": "closed form", "psi_star": "(26) linear solve",
-                      "constants": "specs/fedmm.md §9.1 (spectral norms / eigenvalues); "
+                      "constants": "docs/decisions.md#fedmm-theory-instances "
+                                   "(spectral norms / eigenvalues); "
                                    "Lemma 8 with max(L_Phi, L_g)"},
         passed=bool(margin >= 0 and runs > 0), diverged=bool(runs == 0 and diverged > 0),
         nontrivial=nontrivial / points if points else None,

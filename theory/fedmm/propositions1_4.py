@@ -1,4 +1,4 @@
-"""T3 (specs/fedmm.md §9.2): Propositions 1-4 of App. A.3 with exact local solves.
+"""T3 (docs/decisions.md#fedmm-theory-checks): Propositions 1-4 of App. A.3 with exact local solves.
 
 In the player form G_i = [grad_w f_i; -grad_psi f_i], d_i = [lambda_i; beta_i]:
 
@@ -15,7 +15,7 @@ omega-psi coupling, local solves by Newton's method to a residual of 1e-13, so t
 propositions hold only as far as the iterative solve does). A planted error in (13)-(16) (a
 flipped dual sign, a missing 1/mu) makes the check fail (tests/theory/test_fedmm_planted.py).
 
-Expected (specs/fedmm.md §9.3 items 2 and 4): with eta3 = 1, (32), (36), (42), (47) hold for
+Expected (docs/decisions.md#fedmm-paper-errata): with eta3 = 1, (32), (36), (42), (47) hold for
 every t >= 0 and (40)/(45) for t >= 1 but FAIL at t = 0 (lambda^0 = beta^0 = 0 is not
 -G_i(theta_i^0)); with a constant eta3 = 0.5, Props 1/2 fail from t = 2 on (checked at t = 2, 3;
 the residual decays as the iteration converges) ("eta3 = 1 w.l.o.g." is not w.l.o.g.).

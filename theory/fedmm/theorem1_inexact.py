@@ -1,4 +1,5 @@
-"""T7 (i) (specs/fedmm.md §9.2): Theorem 1 + A.9 with inexact local solves, limsup (1/T) sum_t
+"""T7 (i) (docs/decisions.md#fedmm-theory-checks): Theorem 1 + A.9 with inexact local solves,
+limsup (1/T) sum_t
 ||grad Phi(omega0^t)||^2 <= (E4/E1) eps, i.e. the stationarity error scales linearly in eps.
 
 FedMM-inexact on Q instances (N = 4, d1 = 6, d2 = 4, mu1 = 5, mu2 = 7, eta3 = 1): each client's

@@ -1,4 +1,5 @@
-"""T7 (ii) (specs/fedmm.md §9.2): Theorem 1 + A.9 with local GDA stopped at a gradient tolerance.
+"""T7 (ii) (docs/decisions.md#fedmm-theory-checks): Theorem 1 + A.9 with local GDA stopped at a
+gradient tolerance.
 
 Assumption 3/7 with (166): each client runs the local GDA (11)-(12) of Algorithm 3 from the
 broadcast point (omega_hat_i^0 = omega0^t, psi_hat_i^0 = psi0^t, lines 3-4) and stops as soon as

@@ -1,7 +1,9 @@
-"""T10 (specs/fedmm.md §9.2): on a nonconvex toy federated DANN, FedMM reaches a stationary point of
+"""T10 (docs/decisions.md#fedmm-theory-checks): on a nonconvex toy federated DANN, FedMM reaches a
+stationary point of
 the GLOBAL objective where FedAvgGDA stalls (paper 004, Sec. 4 / Theorem 1 in practice).
 
-TDA instance of specs/fedmm.md §9.1: 2-d source blobs x = (2y-1)(2, 0) + 0.7 N(0, I), n = 200;
+TDA instance of docs/decisions.md#fedmm-theory-instances: 2-d source blobs x = (2y-1)(2, 0) + 0.7
+N(0, I), n = 200;
 target the same rotated by 30 degrees and shifted by (0, 1.5). omega = (W 3x2, b, v, v0),
 features z = tanh(W x + b), label logit v'z + v0; psi = (u, u0), h = sigmoid(u'z + u0).
 f_S = BCE + nu mean_S log h - rho/2 ||psi||^2 + rho_w/2 ||omega||^2,
@@ -52,7 +54,7 @@ TERMS = (
 
 
 def make_data(seed: int, n: int = 200):
-    """The TDA source and target sets of specs/fedmm.md §9.1."""
+    """The TDA source and target sets of docs/decisions.md#fedmm-theory-instances"""
     rng = np.random.default_rng(seed)
     ys = rng.integers(0, 2, n)
     xs = (2 * ys - 1)[:, None] * np.array([2.0, 0.0]) + 0.7 * rng.standard_normal((n, 2))

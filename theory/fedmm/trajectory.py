@@ -1,4 +1,5 @@
-"""FedMM iterate histories, the constants of specs/fedmm.md §9.1 and the Table-3 quantities; no
+"""FedMM iterate histories, the constants of docs/decisions.md#fedmm-theory-instances and the
+Table-3 quantities; no
 check.
 
 Shared by T5 (Lemmas 5-8), T6 (Lemma 3) and T7 (ii). Index convention of Algorithm 3:
@@ -26,7 +27,9 @@ import numpy as np
 
 from repro.fedmm.fedmm import FedMM
 
-DIVERGED = 1e8  # a run whose iterates exceed this (sup norm) is "not finite" (specs/fedmm.md §9.1)
+# a run whose iterates exceed this (sup norm) is "not finite"
+# (docs/decisions.md#fedmm-theory-instances)
+DIVERGED = 1e8
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,8 @@ def record(alg: FedMM, d1: int, rounds: int, step=None) -> Trajectory | None:
 
 
 def constants(inst) -> dict[str, float]:
-    """specs/fedmm.md §9.1: L11 = max||A_i||, L12 = L21 = max||B_i||, L22 = max||C_i||, B = min
+    """docs/decisions.md#fedmm-theory-instances: L11 = max||A_i||, L12 = L21 = max||B_i||, L22 =
+    max||C_i||, B = min
     lambda_min(C_i), kappa = ||K|| (K = Cbar^{-1} Bbar'), L_Phi = max_i ||Hessian of Phi_i|| =
     max_i ||A_i + B_i K + K'B_i' - K'C_i K||, L_g = max_i ||A_i + B_i K|| (Lipschitz constant of
     the Danskin surrogate g_i(w) = grad_w f_i(w, psi*(w)) used by the paper's proofs).

@@ -1,8 +1,9 @@
-"""Computable parts of Thm 4 / Thm 21 of paper 002 (generalization), specs/relfair.md §8f, and
+"""Computable parts of Thm 4 / Thm 21 of paper 002 (generalization),
+docs/decisions.md#relfair-theory, and
 Lemma 8 (the convexity constant behind Thm 3).
 
 Thm 4's complexity term scales with sqrt(s(Lambda_phi)); s = n ||w||^2 exactly
-(specs/relfair.md §8b), so at alpha = 0.2 it is sqrt 5 = 2.236 for phi = 0 and
+(docs/decisions.md#relfair-theory), so at alpha = 0.2 it is sqrt 5 = 2.236 for phi = 0 and
 sqrt 8.125 = 2.850 for phi = 0.2 (27% larger).
 ``max_{lambda in Lambda} ||lambda - 1/n||_1 = ||w - 1/n||_1`` (a convex function is maximized at a
 vertex, and every vertex is a permutation of w). Covering numbers: App. I bounds
@@ -70,7 +71,7 @@ def check(seed: int, size: str) -> CheckResult:
         log_cover = 99 * np.log1p(2 / eps_simplex)
         rows[phi] = {"sqrt_s": float(np.sqrt(s)), "max_l1_dev": dev,
                      "log_covering_eps0.1": float(log_cover)}
-    # specs/relfair.md §8f values: sqrt 5 and sqrt 8.125, ratio 1.2748
+    # docs/decisions.md#relfair-theory values: sqrt 5 and sqrt 8.125, ratio 1.2748
     margins += [1e-12 - abs(rows[0.0]["sqrt_s"] - np.sqrt(5.0)),
                 1e-12 - abs(rows[0.2]["sqrt_s"] - np.sqrt(8.125))]
     ev.criterion("sqrt s(Lambda) = sqrt 5, sqrt 8.125 (phi = 0, 0.2)", min(margins[-2:]))

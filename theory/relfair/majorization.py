@@ -1,4 +1,5 @@
-"""Prop. 9 of paper 002 (majorization bounds of R_{A,B}; display after (5)), specs/relfair.md §8a.
+"""Prop. 9 of paper 002 (majorization bounds of R_{A,B}; display after (5)),
+docs/decisions.md#relfair
 
     phi + (F_A - phi F_B)/C_b  <=  R_{A,B} = F_A/F_B  <=  phi + (F_A - phi F_B)/C'_b,
     C_b = max F_B, C'_b = min F_B > 0.

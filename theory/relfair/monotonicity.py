@@ -1,5 +1,6 @@
 """Thms 1-2 of paper 002: R_{A,B}(theta*_phi) is non-increasing (strictly decreasing under
-Asm. 2) in phi (specs/relfair.md §8c), on random strongly convex quadratics with cvxpy ground truth.
+Asm. 2) in phi (docs/decisions.md#relfair-theory), on random strongly convex quadratics with cvxpy
+ground truth.
 
 n = 20 clients, d = 5, eigenvalues in [1, 3] (so phi < m/M = 1/3 keeps (8) convex),
 ``c_i ~ N(0, 4 I)``, ``e_i ~ U[0.5, 2]``, A = B = Delta_0.2, phi in {0, 0.05, ..., 0.30}.

@@ -1,4 +1,4 @@
-"""Formula (13) of paper 002 (choice of phi), specs/relfair.md §0 item 5 and §8d, by sympy.
+"""Formula (13) of paper 002 (choice of phi), docs/decisions.md#relfair-overview and §8d, by sympy.
 
 (12): ``u(phi) = (a + phi^2 c / 2)(b + phi c)^(-1/2)`` with a, b, c > 0 ((17) in App. C).
 General p: ``u = (a + phi^2 c/2)(b + phi c)^(-p)``; ``d log u / d phi = 0`` iff

@@ -1,5 +1,6 @@
 """Checks of the dual step of Scaff-PD-IA: the exact permutohedron projection
-(specs/relfair.md §1.6, §2.3) against cvxpy/Clarabel and its closed-form optimality conditions.
+(docs/decisions.md#relfair-permutohedron) against cvxpy/Clarabel and its closed-form optimality
+conditions.
 
 For A = Delta_alpha, B = Delta_beta the dual step of Alg. 1 (line 9) is
 ``argmin_{(a,b) in A x B} ||(a - phi b)/(1 - phi) - z||^2`` in lambda = (a - phi b)/(1 - phi);
@@ -7,7 +8,8 @@ For A = Delta_alpha, B = Delta_beta the dual step of Alg. 1 (line 9) is
 test; ``w``, the QP over ``(a, b)`` and the certificate are written here). Criteria:
 
 1. objective ``0.5 ||x - z||^2`` within ``1e-7 (1 + f_cvx)`` of Clarabel's (tolerances 1e-10);
-2. ``||x - x_cvx||_inf <= 1e-4 (1 + ||z||_inf)``: lambda is unique (specs/relfair.md §2.3), but
+2. ``||x - x_cvx||_inf <= 1e-4 (1 + ||z||_inf)``: lambda is unique
+(docs/decisions.md#relfair-dual-step), but
    interior-point argmins are good to ~1e-5 only (measured up to 1.25e-5 at n = 100), the
    foundation's projection-check convention;
 3. optimality certificate to 1e-10 (closed form, no solver): ``x in P(w)`` (sorted partial sums
@@ -111,7 +113,7 @@ def check(seed: int, size: str) -> CheckResult:
         name="relfair.algorithm1_dual_step_projection",
         claim="Proj_{Lambda_phi}(z) by sort + isotonic regression equals the QP over A x B; "
               f"non-trivial (z outside Lambda): {live}/{len(insts)}",
-        paper="002 relfair", equation="Alg. 1 line 9; specs/relfair.md §1.6, §2.3",
+        paper="002 relfair", equation="Alg. 1 line 9; docs/decisions.md#relfair-permutohedron",
         instances=len(insts),
         worst_margin=float(worst),
         ground_truth={"solver": "CLARABEL", "cvxpy_version": cp.__version__,

@@ -1,4 +1,4 @@
-"""Prop. 5 of paper 002 (skewness of Lambda_phi), specs/relfair.md §0 item 2 and §8b.
+"""Prop. 5 of paper 002 (skewness of Lambda_phi), docs/decisions.md#relfair-overview and §8b.
 
 ``s(lambda) = n sum_i (lambda_i - 1/n)^2 + 1 = n ||lambda||^2`` (since sum lambda = 1), so
 ``s(Lambda) = n max_lambda ||lambda||^2`` is attained at a vertex, a permutation of w:
@@ -14,7 +14,8 @@ from (2) and (7), :mod:`theory.relfair.sets`).
 
 Checks: (1) identity s(lambda) = n ||lambda||^2 on random points of Lambda; (2) n||w||^2 equals
 the brute-force max over all vertex pairs (a, b) of Delta_alpha x Delta_beta for n <= 8
-(specs/relfair.md §8b values 6.755858, 2.928571, 20.0, 1.539966); (3) the closed form for
+(docs/decisions.md#relfair-theory values 6.755858, 2.928571, 20.0, 1.539966); (3) the closed form
+for
 alpha <= 1/2 and for alpha > 1/2 at integer alpha n, n in {10, ..., 10000}; (4) printed - exact
 = 2 alpha - 1 at alpha <= 1/2 (the erratum), and n |s_n - s_inf| bounded for non-integer
 alpha n.
@@ -45,7 +46,7 @@ TERMS = (
 
 
 def exact_limit(alpha: float, phi: float) -> float:
-    """s_inf for A = B = Delta_alpha (specs/relfair.md §8b closed forms)."""
+    """s_inf for A = B = Delta_alpha (docs/decisions.md#relfair-theory closed forms)."""
     if alpha <= 0.5:
         return (1 + phi ** 2) / ((1 - phi) ** 2 * alpha)
     return ((1 - alpha) * (1 + phi ** 2) + (2 * alpha - 1) * (1 - phi) ** 2) / (
@@ -92,7 +93,7 @@ def check(seed: int, size: str) -> CheckResult:
             margins.append(TOL - abs(s - n * lam @ lam) / (1 + s))
             ev.criterion("s(lambda) = n ||lambda||^2 on Lambda", margins[-1])
             inst += 1
-    # (2) brute force over vertex pairs (n <= 8); specs/relfair.md §8b's set-ups use A = B
+    # (2) brute force over vertex pairs (n <= 8); docs/decisions.md#relfair-theory set-ups use A = B
     brute = {}
     for (n, al, be, phi), ref in BRUTE_REFERENCE.items():
         exact = RelativeAmbiguitySet(n, al, be, phi).skewness

@@ -1,4 +1,4 @@
-"""Where the MNIST -> MNIST-M figure cells run under ``--scale auto`` (issue 33).
+"""Where the MNIST -> MNIST-M figure cells run under ``--scale auto``.
 
 The ``reduced`` budget of Figs. 2, 4 and 5 is full MNIST/MNIST-M for 150 rounds (FedSGDA
 3,000): 20-45 min a 1 + 1 run on 2 CPU cores, about 8 min for all 63 1 + 1 runs on one H100

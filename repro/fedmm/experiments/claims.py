@@ -18,10 +18,12 @@ Claims (paper Sec. 3.1 and 6):
   X = 0.98 final(FedMM, M = 20). Equivalently FedSGDA's best accuracy up to round 1000 is below
   X; the margin is X - that best. A FedSGDA curve that never reaches X is *censored*: its R_X
   is "> R_max", which counts as evidence for the claim (:func:`claim_fig4_sgda_rounds`).
-* Fig. 4 "FedMM saves > 90 % of the rounds": specs/fedmm.md §6's level X = 0.98 min(final
+* Fig. 4 "FedMM saves > 90 % of the rounds": docs/decisions.md#fedmm-figures level X = 0.98
+min(final
   FedMM, final FedSGDA), saving 1 - R_X(FedMM) / R_X(FedSGDA); spread over the per-seed savings.
 * Fig. 4 "M = 25 converges faster than M = 20": R_X(M = 20) - R_X(M = 25) at the common level
-  of specs/fedmm.md §6, spread over the per-seed first-hit rounds (a censored seed enters as R_max).
+  of docs/decisions.md#fedmm-figures, spread over the per-seed first-hit rounds (a censored seed
+  enters as R_max).
 * Fig. 5 "> 20 % higher accuracy": margin FedMM - max(FedAvgGDA, FedProxGDA) - 20 pp per DA
   method and client setting.
 
@@ -46,7 +48,8 @@ from repro.fedmm.models import DA_METHODS
 PAPER_SGDA_ROUNDS = 1000  # Sec. 6: "FedSGDA requires more than 1000 rounds of communication"
 PAPER_GAP = 0.20          # Sec. 6: "more than 20% accuracy improvement" (Fig. 5)
 PAPER_SAVING = 0.90       # Sec. 6: FedMM saves > 90 % of FedSGDA's rounds (Fig. 4)
-LEVEL = 0.98              # specs/fedmm.md §6: the accuracy level is 98 % of a final accuracy
+# docs/decisions.md#fedmm-figures: the accuracy level is 98 % of a final accuracy
+LEVEL = 0.98
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -172,7 +175,7 @@ def _fig4_arms(records, da):
 
 
 def _level(a_recs, b_recs) -> float:
-    """specs/fedmm.md §6: X = 0.98 min(final(a), final(b)) on the seed means."""
+    """docs/decisions.md#fedmm-figures: X = 0.98 min(final(a), final(b)) on the seed means."""
     return LEVEL * min(float(np.mean([r.metrics["final_acc"] for r in a_recs])),
                        float(np.mean([r.metrics["final_acc"] for r in b_recs])))
 
@@ -241,7 +244,9 @@ def claim_fig4_sgda_rounds(records) -> tuple[bool | None, str]:
 
 
 def claim_fig4_saving(records) -> tuple[bool | None, str]:
-    """Saving 1 - R_X(FedMM) / R_X(FedSGDA) > 90 % at specs/fedmm.md §6's common level."""
+    """Saving 1 - R_X(FedMM) / R_X(FedSGDA) > 90 % at docs/decisions.md#fedmm-figures common
+    level.
+    """
     _need_curves(records)
     parts, vs = [], []
     for da in DA_METHODS:

@@ -24,7 +24,7 @@ from repro.fedmm.experiments.tables import table_records
 
 
 def fig2_cells(scale: str) -> list[dict]:
-    """FedAvgGDA, CDAN, M = 20, p in {0.5, 0.75, 1} (specs/fedmm.md §4.3)."""
+    """FedAvgGDA, CDAN, M = 20, p in {0.5, 0.75, 1} (docs/decisions.md#fedmm-hyperparameters)."""
     return [mnist_cell(scale, "CDAN", "FedAvgGDA", 20, p, s) for s in seeds(scale)
             for p in (0.5, 0.75, 1.0)]
 
@@ -41,7 +41,7 @@ register(Experiment(
                   "0.5) by more than the seed spread", "Fig. 2 caption, Sec. 3.1",
                   with_budget(claims.claim_fig2)),
             Claim("(stricter, not stated) p = 0.5 is best and accuracy is non-increasing in p",
-                  "Fig. 2, specs/fedmm.md §8 reading",
+                  "Fig. 2, docs/decisions.md#fedmm-figures reading",
                   with_budget(claims.claim_fig2_monotone)))))
 
 # Without run records here (they need a GPU), the claims are judged on the committed per-seed
@@ -50,5 +50,5 @@ register_output_records("fedmm.fig2", "fedmm_fig2.csv", table_records,
                         made=MADE)
 
 # Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (issue 33; ._where).
+# recorded not_run with the reason and remedy, never computed (._where).
 register_auto_elsewhere("fedmm.fig2", left_to_a_gpu)

@@ -53,5 +53,5 @@ register_output_records("fedmm.fig4", "fedmm_fig4.csv", table_records,
                         made=MADE)
 
 # Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (issue 33; ._where).
+# recorded not_run with the reason and remedy, never computed (._where).
 register_auto_elsewhere("fedmm.fig4", left_to_a_gpu)

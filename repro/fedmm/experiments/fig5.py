@@ -56,5 +56,5 @@ register_output_records("fedmm.fig5", "fedmm_fig5.csv", table_records,
                         made=MADE)
 
 # Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (issue 33; ._where).
+# recorded not_run with the reason and remedy, never computed (._where).
 register_auto_elsewhere("fedmm.fig5", left_to_a_gpu)
