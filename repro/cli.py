@@ -22,10 +22,7 @@ where it arose (exit status 1; ``-v`` prints the traceback).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import warnings
 from pathlib import Path
 
 from repro.core import paths
@@ -317,92 +314,13 @@ def _theory_argv(argv: list[str]) -> list[str] | None:
     return None
 
 
-# joblib's loky backend starts a resource tracker, a process that ignores SIGINT and, once the
-# workers are gone, unlinks what they had registered. After a Ctrl-C the workers' own cleanup
-# may already have removed those files, and the tracker then warns, e.g.
-# "resource_tracker: /dev/shm/...: FileNotFoundError(2, ...)", on the terminal after the
-# one-line interrupt message (seen in CI, stop 23). The tracker reads its warning filters from
-# the interpreter flags it is started with (``sys.warnoptions``), so one filter here, set
-# before any worker exists, silences that module alone; nothing else is filtered.
-_TRACKER_FILTER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
-
-
-def _quiet_tracker_after_interrupt() -> None:
-    """Pass a warning filter for loky's resource tracker on to the processes it starts."""
-    if _TRACKER_FILTER not in sys.warnoptions:
-        sys.warnoptions.append(_TRACKER_FILTER)
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while a KeyboardInterrupt unwound (its context chain)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__context__ or exc.__cause__
-    return False
-
-
-def _silence_output() -> None:
-    """Point stdout and stderr at /dev/null: the reader of the pipe is gone, and the
-    interpreter's flush at exit would otherwise print a BrokenPipeError of its own.
-    """
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
-            pass
-    os.close(devnull)
-    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes at exit
-
-
-# joblib's loky executor restarts a worker whose memory grew by more than 300 MB over its
-# jobs (its leak guard: the worker returns its job's result first, then exits, and a new one
-# is started; no job is lost) and says so with a UserWarning, "A worker stopped while some
-# jobs were given to the executor ...", printed with its source line, a bare
-# `warnings.warn(`. Our cells hold data sets and torch models, so the guard fires in long
-# sweeps: it is explained once, in one line, instead.
-WORKER_RESTART = "A worker stopped while some jobs were given to the executor"
-WORKER_RESTART_NOTE = (
-    "note: joblib restarted a worker process whose memory had grown by more than 300 MB "
-    "(its leak guard; the worker returned its cell's result before it stopped, no cell is "
-    "lost)")
-
-
-@contextlib.contextmanager
-def _one_line_warnings():
-    """Warnings as one line each (``file:line: Category: message``, no source line), the
-    loky worker restart as :data:`WORKER_RESTART_NOTE`, once.
-    """
-    original = warnings.showwarning
-    said = []
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        text = str(message)
-        if text.startswith(WORKER_RESTART):
-            if said:
-                return
-            said.append(1)
-            text = WORKER_RESTART_NOTE
-        else:
-            text = f"{filename}:{lineno}: {category.__name__}: {text}"
-        from tqdm.auto import tqdm
-
-        try:
-            tqdm.write(text, file=file or sys.stderr)  # below any progress bar
-        except OSError:
-            pass
-
-    warnings.showwarning = show
-    try:
-        yield
-    finally:
-        warnings.showwarning = original
-
-
 def main(argv: list[str] | None = None) -> int:
+    from repro.engine.console import (
+        interrupted,
+        one_line_warnings,
+        quiet_tracker_after_interrupt,
+        silence_output,
+    )
     from repro.engine.progress import configure_logging
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -412,21 +330,21 @@ def main(argv: list[str] | None = None) -> int:
         return _theory_main(theory_argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
-    _quiet_tracker_after_interrupt()
+    quiet_tracker_after_interrupt()
     try:
-        with _one_line_warnings():
+        with one_line_warnings():
             return COMMANDS[args.command](args)
     except BrokenPipeError as exc:  # `repro list | head`: the reader left; say nothing more
-        _silence_output()
+        silence_output()
         # `repro run ... | tee log` and Ctrl-C: the interrupt reaches tee too, and the pipe
         # breaks while the KeyboardInterrupt unwinds: still an interrupt (130), not success
-        return 130 if _interrupted(exc) else 0
+        return 130 if interrupted(exc) else 0
     except KeyboardInterrupt:
         try:
             print(f"repro {args.command}: interrupted; workers stopped, finished records kept "
                   "(rerun to continue)", file=sys.stderr)
         except OSError:  # stderr was piped into the reader that the same Ctrl-C stopped
-            _silence_output()
+            silence_output()
         return 130
     except Exception as exc:  # noqa: BLE001 - said in one line (its traceback with -v)
         from repro.engine.errors import error_lines, is_expected
@@ -435,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
             for line in error_lines(args.command, exc, args.verbose):
                 print(line, file=sys.stderr)
         except OSError:  # stderr is gone (a closed pipe): nothing more can be said
-            _silence_output()
+            silence_output()
         # a message raised on purpose (bad input) is a usage error; anything else a failure
         return 2 if is_expected(exc) else 1
 

@@ -55,7 +55,8 @@ ALLOWED_MODULES = frozenset({
 })
 # ground truth, metrics, optimality, analysis and the package's own solvers of subproblems
 FORBIDDEN_MODULES = frozenset({
-    "repro.core.metrics", "repro.core.groundtruth", "repro.relfair.metrics",
+    "repro.core.metrics", "repro.core.inequality", "repro.core.groundtruth",
+    "repro.relfair.metrics",
     "repro.relfair.geometry", "repro.fairvfl.analysis", "repro.fairvfl.evaluate",
     "repro.fairvfl.diagnostics", "repro.constrfl.groundtruth", "repro.constrfl.optimality",
     "repro.constrfl.subsolvers", "repro.constrfl.cproxal",

@@ -87,6 +87,16 @@ def check_vector(name: str, values: object, *, length: int | None = None,
     return a
 
 
+def nonempty_vector(values: object, name: str) -> np.ndarray:
+    """``values`` as a one-dimensional array with at least one entry (the metrics' inputs)."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return arr
+
+
 def check_matrix(name: str, values: object) -> np.ndarray:
     """``values`` as a two-dimensional array (rows = samples)."""
     a = np.asarray(values)

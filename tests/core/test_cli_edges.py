@@ -169,7 +169,9 @@ def test_loky_worker_restart_is_explained_in_one_line(monkeypatch, capsys):
         warnings.simplefilter("always")
         assert main(["list"]) == 0
     err = capsys.readouterr().err
-    assert err.count(cli.WORKER_RESTART_NOTE) == 1
+    from repro.engine.console import WORKER_RESTART_NOTE
+
+    assert err.count(WORKER_RESTART_NOTE) == 1
     assert "warnings.warn(" not in err and "A worker stopped" not in err
     assert f"{source}:{lineno}: UserWarning: something else\n" in err
     assert len(err.strip().splitlines()) == 2

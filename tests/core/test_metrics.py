@@ -210,5 +210,8 @@ def test_constraint_feasibility():
 
 
 def test_docstring_examples():
+    import repro.core.inequality as inequality
+
     failures, tried = doctest.testmod(M, verbose=False)
-    assert tried >= 15 and failures == 0
+    failures2, tried2 = doctest.testmod(inequality, verbose=False)
+    assert tried + tried2 >= 15 and failures == failures2 == 0

@@ -300,7 +300,7 @@ def test_records_are_world_readable(isolated):
 _TRACKER_SCRIPT = """
 import sys
 if sys.argv[1] == "quiet":
-    from repro.cli import _quiet_tracker_after_interrupt
+    from repro.engine.console import quiet_tracker_after_interrupt as _quiet_tracker_after_interrupt
     _quiet_tracker_after_interrupt()
 from joblib.externals.loky.backend import resource_tracker
 resource_tracker.ensure_running()

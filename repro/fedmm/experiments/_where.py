@@ -52,10 +52,10 @@ def reduced_runs() -> str:
     how many distinct: the figures share some, computed once) and 2 + 2 / 5 + 5 runs.
     """
     from repro.engine.records import canonical_json
-    from repro.fedmm.experiments import fig2, fig4, fig5  # here: they import this module
+    from repro.engine.registry import get  # the figures, as registered (they import this module)
 
-    grids = [c for f in (fig2.fig2_cells, fig4.fig4_cells, fig5.fig5_cells)
-             for c in f("reduced")]
+    grids = [c for name in ("fedmm.fig2", "fedmm.fig4", "fedmm.fig5")
+             for c in get(name).cells("reduced")]
     one = [canonical_json(c) for c in grids if "clients" not in c]
     split = {canonical_json(c) for c in grids if "clients" in c}
     return (f"{len(one)} 1+1 runs over Figs. 2, 4 and 5, {len(set(one))} distinct, and "
