@@ -1,8 +1,10 @@
-"""One test over every discovered experiment and theory check (issue 13): no paper is named.
+"""One test over every discovered experiment and theory check: no paper is named.
 
-Every experiment the registry discovers is run once at smoke scale (one run for the whole
-module, in-process, into a temp folder; ``make test`` keeps these tests on one xdist worker with
-``--dist loadgroup`` so the run is not repeated), then, per experiment:
+Every experiment the registry discovers is run once at smoke scale, when the first test that
+needs it asks (in-process, into one temp folder for the module, so runs shared between
+experiments are computed once; ``make test`` keeps these tests on one xdist worker with
+``--dist loadgroup`` so no run is repeated; ``-k NAME`` runs only the selected experiments),
+then, per experiment:
 
 - it runs: no cell fails (a cell whose data is absent is ``not_run`` and says so);
 - it renders: ``render`` writes files that exist;
@@ -37,16 +39,29 @@ EXPERIMENTS = sorted(registry.load_all())
 pytestmark = [pytest.mark.xdist_group("discovered_smoke"), pytest.mark.slow]
 
 
+class _SmokeRuns(dict):
+    """``name -> records`` of one smoke run of an experiment, run on first access."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, name: str):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("FEDREPRO_OFFLINE", "1")
+            mp.setenv("FEDREPRO_CACHE", str(self.out / "cache"))
+            (summary,) = run_experiments([registry.get(name)], "smoke", jobs=1,
+                                         out=self.out / "results", progress=False,
+                                         keep_going=True)
+        self[name] = summary.records
+        return summary.records
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """``name -> records`` of one smoke run of every discovered experiment."""
+    """``(folder, name -> records)``: each experiment's smoke run, made when first asked for."""
     out = tmp_path_factory.mktemp("discovered")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FEDREPRO_OFFLINE", "1")
-        mp.setenv("FEDREPRO_CACHE", str(out / "cache"))
-        summaries = run_experiments(list(registry.load_all().values()), "smoke", jobs=1,
-                                    out=out / "results", progress=False, keep_going=True)
-    return out, {s.experiment: s.records for s in summaries}
+    return out, _SmokeRuns(out)
 
 
 def _anchors(doc: str) -> set[str]:
