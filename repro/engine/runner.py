@@ -195,6 +195,24 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     plans = [(exp, auto_scale(exp, scale, out)) for exp in experiments]
     plans = [(exp, s, plan_readings(exp, s, reading)) for exp, s in plans]
     check_writable(out)
+    done, how, todo, stale, shared = _triage(plans, scale, out, force)
+    desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
+    n_shared = sum(map(len, shared.values()))
+    bar = cell_bar(len(todo) + n_shared, f"{desc} [{scale}]", enabled=progress)
+    mark_main_process()
+    try:
+        _execute(todo, shared, done, how, bar, out, jobs=jobs, backend=backend,
+                 address=address, keep_going=keep_going, force=force)
+    finally:
+        bar.close()
+    return _summaries(plans, done, how, stale)
+
+
+def _triage(plans, scale: str, out: Path, force: bool):
+    """Sort the planned cells: ``done`` (current records, divergences, cells left to another
+    machine), ``todo`` (to compute), ``shared`` (copies of a computed cell, per computed cell)
+    and the stale counts per experiment.
+    """
     done: dict[tuple[str, str], RunRecord] = {}
     how: Counter = Counter()
     todo: list[tuple[Experiment, PlannedCell]] = []
@@ -230,53 +248,61 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
                     continue
                 first[ident] = (exp, cell)
             todo.append((exp, cell))
-    desc = plans[0][0].name if len(plans) == 1 else f"{len(plans)} experiments"
-    n_shared = sum(map(len, shared.values()))
-    bar = cell_bar(len(todo) + n_shared, f"{desc} [{scale}]", enabled=progress)
-    mark_main_process()
-    try:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(interrupt_wins())
-            if jobs == 1 and backend == "loky":
-                results = (run_cell(exp, c, out, keep_going, force) for exp, c in todo)
-            elif todo:
-                todo = longest_first(todo, ledger_costs(figures_dir()))
-                stack.enter_context(executor(backend, jobs, address))
-                # Ray's joblib backend returns lists only: the bar then moves at the end, while
-                # records are still written by the workers as each cell finishes.
-                order = "list" if backend == "ray" else "generator_unordered"
-                # one cell per dispatch: joblib's automatic batching, tuned on the sweep's
-                # millisecond cells (not_run ones, short fairvfl ones), handed the last 13
-                # relfair cells (~2 min each) to one worker as one batch and left the other
-                # idle for ~25 min of a complete run (cells are seconds to minutes:
-                # the dispatch overhead is nothing beside them)
-                results = Parallel(return_as=order, batch_size=1)(
-                    delayed(run_cell)(exp, c, out, keep_going, force) for exp, c in todo)
-            else:
-                results = ()
-            for rec, kind in results:
-                done[(rec.experiment, rec.key)] = rec
-                how[(rec.experiment, kind)] += 1
-                if kind == COMPUTED and diverged(rec):
-                    how[(rec.experiment, "diverged_now")] += 1
-                # -v: the line per cell, said here in the parent through the bar's write (a
-                # worker's own line would be glued onto the bar, its timestamp split)
-                LOGGER.info("%s %s -> %s%s", rec.experiment, rec.config,
-                            rec.status if kind == COMPUTED else kind,
-                            f" ({rec.timings['wall_s']:.2f}s)" if kind == COMPUTED else "")
+    return done, how, todo, stale, shared
+
+
+def _results(todo, out: Path, stack, *, jobs: int, backend: str, address, keep_going: bool,
+             force: bool):
+    """``(record, how)`` per cell of ``todo``, in this process or through the executor."""
+    if jobs == 1 and backend == "loky":
+        return (run_cell(exp, c, out, keep_going, force) for exp, c in todo)
+    if not todo:
+        return ()
+    todo = longest_first(todo, ledger_costs(figures_dir()))
+    stack.enter_context(executor(backend, jobs, address))
+    # Ray's joblib backend returns lists only: the bar then moves at the end, while
+    # records are still written by the workers as each cell finishes.
+    order = "list" if backend == "ray" else "generator_unordered"
+    # one cell per dispatch: joblib's automatic batching, tuned on the sweep's
+    # millisecond cells (not_run ones, short fairvfl ones), handed the last 13
+    # relfair cells (~2 min each) to one worker as one batch and left the other
+    # idle for ~25 min of a complete run (cells are seconds to minutes:
+    # the dispatch overhead is nothing beside them)
+    return Parallel(return_as=order, batch_size=1)(
+        delayed(run_cell)(exp, c, out, keep_going, force) for exp, c in todo)
+
+
+def _execute(todo, shared, done, how, bar, out: Path, **run) -> None:
+    """Compute ``todo`` (``run``: jobs, backend, address, keep_going, force), filling ``done``
+    and ``how`` as each cell ends, and save each computed cell's shared copies.
+    """
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(interrupt_wins())
+        for rec, kind in _results(todo, out, stack, **run):
+            done[(rec.experiment, rec.key)] = rec
+            how[(rec.experiment, kind)] += 1
+            if kind == COMPUTED and diverged(rec):
+                how[(rec.experiment, "diverged_now")] += 1
+            # -v: the line per cell, said here in the parent through the bar's write (a
+            # worker's own line would be glued onto the bar, its timestamp split)
+            LOGGER.info("%s %s -> %s%s", rec.experiment, rec.config,
+                        rec.status if kind == COMPUTED else kind,
+                        f" ({rec.timings['wall_s']:.2f}s)" if kind == COMPUTED else "")
+            bar.update()
+            for exp, cell in shared.pop(f"{rec.experiment}/{rec.key}", []):
+                if kind == BUSY:  # not computed here: the copies stay to be computed
+                    done[(exp.name, cell.key)] = RunRecord(
+                        experiment=exp.name, config=cell.config, key=cell.key,
+                        seed=cell.seed, status=STATUS_NOT_RUN, reason=rec.reason)
+                    how[(exp.name, BUSY)] += 1
+                else:
+                    done[(exp.name, cell.key)] = _shared_copy(rec, exp, cell, out)
+                    how[(exp.name, COMPUTED)] += 1
                 bar.update()
-                for exp, cell in shared.pop(f"{rec.experiment}/{rec.key}", []):
-                    if kind == BUSY:  # not computed here: the copies stay to be computed
-                        done[(exp.name, cell.key)] = RunRecord(
-                            experiment=exp.name, config=cell.config, key=cell.key,
-                            seed=cell.seed, status=STATUS_NOT_RUN, reason=rec.reason)
-                        how[(exp.name, BUSY)] += 1
-                    else:
-                        done[(exp.name, cell.key)] = _shared_copy(rec, exp, cell, out)
-                        how[(exp.name, COMPUTED)] += 1
-                    bar.update()
-    finally:
-        bar.close()
+
+
+def _summaries(plans, done, how, stale) -> list[SweepSummary]:
+    """One :class:`SweepSummary` per experiment, from the cells' records and counts."""
     summaries = []
     for exp, s, cells in plans:
         records = [done[(exp.name, c.key)] for c in cells]
