@@ -87,6 +87,26 @@ def vertical_split(n_features: int, n_parties: int, *, sizes=None) -> list[np.nd
     return [np.arange(edges[i], edges[i + 1], dtype=np.int64) for i in range(k)]
 
 
+def _class_proportions(rng: np.random.Generator, n: int, alpha: float,
+                       keep: np.ndarray | None) -> np.ndarray:
+    """One class's Dirichlet(alpha) proportions over the n clients; with the recipe's cap,
+    zero for the clients not in ``keep`` (those at N/n already) and renormalized.
+    """
+    p = rng.dirichlet(np.full(n, float(alpha)))
+    if keep is None:
+        return p
+    # Some client is always below N/n while samples remain.
+    p = np.where(keep, p, 0.0)
+    total = p.sum()
+    if total > 0:
+        return p / total
+    # All kept weights underflowed (tiny alpha). A renormalized Dirichlet subvector is
+    # Dirichlet on the subset, so draw that instead of 0/0.
+    p = np.zeros(n)
+    p[keep] = rng.dirichlet(np.full(int(keep.sum()), float(alpha)))
+    return p
+
+
 def dirichlet_label_split(labels, n_clients: int, alpha: float, rng: np.random.Generator, *,
                           min_size: int = 10, balance: bool = True,
                           max_tries: int = 1000) -> list[np.ndarray]:
@@ -154,19 +174,7 @@ def dirichlet_label_split(labels, n_clients: int, alpha: float, rng: np.random.G
         sizes = np.zeros(n, dtype=np.int64)
         for members in classes:
             idx = rng.permutation(members)
-            p = rng.dirichlet(np.full(n, float(alpha)))
-            if balance:
-                # Some client is always below N/n while samples remain.
-                keep = sizes < N / n
-                p = np.where(keep, p, 0.0)
-                total = p.sum()
-                if total > 0:
-                    p = p / total
-                else:
-                    # All kept weights underflowed (tiny alpha). A renormalized Dirichlet
-                    # subvector is Dirichlet on the subset, so draw that instead of 0/0.
-                    p = np.zeros(n)
-                    p[keep] = rng.dirichlet(np.full(int(keep.sum()), float(alpha)))
+            p = _class_proportions(rng, n, alpha, sizes < N / n if balance else None)
             cuts = (np.cumsum(p) * idx.size).astype(np.int64)[:-1]
             for j, piece in enumerate(np.split(idx, cuts)):
                 parts[j].append(piece)

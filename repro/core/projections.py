@@ -238,6 +238,34 @@ def simplex_projection(x, z: float = 1.0) -> np.ndarray:
     return out[0] if single else out
 
 
+def _capped_sets(arr: np.ndarray, cp: float, zz: float) -> tuple[np.ndarray, np.ndarray]:
+    """The free set ``F`` and upper set ``U`` of each row's projection onto the capped simplex:
+    ``g`` evaluated at every sorted breakpoint by a cumulative sum, and the crossing segment
+    (see :func:`capped_simplex_projection`).
+    """
+    d = arr.shape[-1]
+    B = arr.shape[0]
+    breakpoints = np.concatenate([arr, arr - cp], axis=-1)
+    # Walking t down from +inf: passing x_i frees coordinate i (+1 to the slope of -g),
+    # passing x_i - cap puts it at the cap (-1).
+    step = np.concatenate([np.ones(d), -np.ones(d)])
+    order = np.argsort(-breakpoints, axis=-1, kind="stable")
+    b = np.take_along_axis(breakpoints, order, axis=-1)
+    n_free = np.cumsum(step[order], axis=-1)
+    gaps = b[:, :-1] - b[:, 1:]
+    g = np.concatenate([np.zeros((B, 1)), np.cumsum(n_free[:, :-1] * gaps, axis=-1)], axis=-1)
+    reached = g >= zz
+    # k = number of breakpoints passed on the crossing segment; g[0] = 0 < z so k >= 1. If
+    # rounding keeps g just below z = cap * d, the last segment is the crossing one.
+    k = np.where(reached.any(axis=-1), np.argmax(reached, axis=-1), 2 * d - 1)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(2 * d)[None, :].repeat(B, axis=0), axis=-1)
+    passed = rank < k[:, None]
+    upper_set = passed[:, d:]
+    free_set = passed[:, :d] & ~upper_set
+    return free_set, upper_set
+
+
 def capped_simplex_projection(x, cap: float, z: float = 1.0) -> np.ndarray:
     r"""Project onto the capped simplex ``{w : 0 <= w <= cap, sum(w) = z}``.
 
@@ -295,25 +323,7 @@ def capped_simplex_projection(x, cap: float, z: float = 1.0) -> np.ndarray:
         out = simplex_projection(arr, zz)
         return out[0] if single else out
 
-    B = arr.shape[0]
-    breakpoints = np.concatenate([arr, arr - cp], axis=-1)
-    # Walking t down from +inf: passing x_i frees coordinate i (+1 to the slope of -g),
-    # passing x_i - cap puts it at the cap (-1).
-    step = np.concatenate([np.ones(d), -np.ones(d)])
-    order = np.argsort(-breakpoints, axis=-1, kind="stable")
-    b = np.take_along_axis(breakpoints, order, axis=-1)
-    n_free = np.cumsum(step[order], axis=-1)
-    gaps = b[:, :-1] - b[:, 1:]
-    g = np.concatenate([np.zeros((B, 1)), np.cumsum(n_free[:, :-1] * gaps, axis=-1)], axis=-1)
-    reached = g >= zz
-    # k = number of breakpoints passed on the crossing segment; g[0] = 0 < z so k >= 1. If
-    # rounding keeps g just below z = cap * d, the last segment is the crossing one.
-    k = np.where(reached.any(axis=-1), np.argmax(reached, axis=-1), 2 * d - 1)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(2 * d)[None, :].repeat(B, axis=0), axis=-1)
-    passed = rank < k[:, None]
-    upper_set = passed[:, d:]
-    free_set = passed[:, :d] & ~upper_set
+    free_set, upper_set = _capped_sets(arr, cp, zz)
     # |F| = n_free[k-1] >= 1: g rises on the crossing segment, so its slope is nonzero.
     n_f = free_set.sum(axis=-1, keepdims=True).astype(np.float64)
     n_u = upper_set.sum(axis=-1, keepdims=True).astype(np.float64)
