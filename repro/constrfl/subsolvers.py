@@ -18,7 +18,6 @@ docs/decisions.md#constrfl-subproblem-solvers:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +25,8 @@ import scipy.optimize
 
 from repro.constrfl.exact import ExactQuadratic, FactorCache, cholesky_factors
 from repro.constrfl.merit import Merit, _add_to_diagonal
+from repro.constrfl.rows import restrict as _restrict
+from repro.constrfl.rows import rows_of as _rows
 
 __all__ = ["ExactQuadratic", "FactorCache", "NewtonBreakdown", "SolveInfo", "cholesky_factors",
            "clip_spectrum", "lbfgsb_solve", "newton_solve", "solve"]
@@ -97,6 +98,90 @@ def _keeps_parts(merit) -> bool:
             and merit.block.X.shape[1] >= PARTS_MIN_ROWS)
 
 
+def _start(merit, U, merit_at_start, keep: bool):
+    """``(vP, gP, parts, have, owned)`` at the start point: the merit's value and gradient
+    (given, or computed with the per-row parts where the block keeps them).
+    """
+    b = U.shape[0]
+    parts, have, owned = None, np.zeros(b, dtype=bool), False
+    if merit_at_start is None:
+        if keep:
+            vP, gP, parts = merit.value_grad_parts(U)
+            have[:], owned = True, True
+        else:
+            vP, gP = _merit_value_grad(merit, U)
+    else:
+        vP = np.array(merit_at_start[0], dtype=float)
+        gP = np.array(merit_at_start[1], dtype=float)
+        if keep and len(merit_at_start) > 2 and merit_at_start[2] is not None:
+            parts = merit_at_start[2]
+            have[:] = True
+    return vP, gP, parts, have, owned
+
+
+def _refresh_hessians(Hc, usable, idx, sub, Ui, parts, have, rho, clip) -> None:
+    """Recompute, in place in ``Hc``, the (regularized, clipped) Hessians of the active rows
+    ``idx`` whose kept matrix is not usable (from the kept per-row parts where they hold).
+    """
+    b = Hc.shape[0]
+    fresh = (~usable[idx]).nonzero()[0]                 # positions within idx
+    if not len(fresh):
+        return
+    sel = idx[fresh]
+    sub_f = _restrict(sub, fresh)
+    if parts is not None and have[sel].all():       # the parts of these points
+        rows = [p if len(sel) == b else p[sel] for p in parts]
+        Hf = sub_f.hess_from_parts(rows)
+    else:
+        Hf = sub_f.hess(Ui[fresh])
+    _add_to_diagonal(Hf, rho)
+    if clip is not None:
+        Hf = clip_spectrum(Hf, clip)
+    Hc[sel] = Hf
+
+
+def _backtrack(sub, keep, Ui, step, slope, f0, trial, t, at_trial, li, ci, rho):
+    """Armijo backtracking (halving, at most 60 times) of the rows whose trial point does not
+    decrease ``phi`` enough; ``trial`` and ``at_trial = (vt, gtP, tparts, ft, gt)`` are
+    updated in place. Returns the step lengths ``t``.
+    """
+    vt, gtP, tparts, ft, gt = at_trial
+    for _ in range(60):
+        bad = ft > f0 + 1e-4 * t * slope
+        # Below round-off level the Armijo test cannot decide; accept the full step there.
+        bad &= np.abs(t * slope) > 1e-15 * (1 + np.abs(f0))
+        if not bad.any():
+            break
+        t = np.where(bad, 0.5 * t, t)
+        jb = bad.nonzero()[0]
+        trial[jb] = Ui[jb] + t[jb, None] * step[jb]
+        if keep:
+            vb, gbP, bparts = _restrict(sub, jb).value_grad_parts(trial[jb])
+            for tp, bp in zip(tparts, bparts, strict=True):
+                tp[jb] = bp
+        else:
+            vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
+        vt[jb], gtP[jb] = vb, gbP
+        ft[jb], gt[jb] = _phi_from_merit(vb, gbP, trial[jb], _rows(li, jb), rho,
+                                         _rows(ci, jb))
+    return t
+
+
+def _store_parts(parts, owned: bool, tparts, idx, b: int):
+    """The kept per-row parts with the active rows' new ones written in (copied first where
+    the arrays are a caller's). Returns ``(parts, owned)``.
+    """
+    if len(idx) == b:
+        return tparts, True
+    if parts is None:
+        parts = [np.empty((b,) + tp.shape[1:]) for tp in tparts]
+    elif not owned:
+        parts = [p.copy() for p in parts]
+    for p, tp in zip(parts, tparts, strict=True):
+        p[idx] = tp
+    return parts, True
+
+
 def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
                  clip: float | None = None,
                  merit_at_start: tuple | None = None,
@@ -139,19 +224,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     keep = _keeps_parts(merit)
     # parts: per-row (phi, phi', e/(1+e), 1/(1+e)) at U of the parties marked in ``have``;
     # ``owned``: the arrays are this call's (a caller's are copied before a row is written)
-    parts, have, owned = None, np.zeros(b, dtype=bool), False
-    if merit_at_start is None:
-        if keep:
-            vP, gP, parts = merit.value_grad_parts(U)
-            have[:], owned = True, True
-        else:
-            vP, gP = _merit_value_grad(merit, U)
-    else:
-        vP = np.array(merit_at_start[0], dtype=float)
-        gP = np.array(merit_at_start[1], dtype=float)
-        if keep and len(merit_at_start) > 2 and merit_at_start[2] is not None:
-            parts = merit_at_start[2]
-            have[:] = True
+    vP, gP, parts, have, owned = _start(merit, U, merit_at_start, keep)
     fval, g = _phi_from_merit(vP, gP, U, lin, rho, ctr)
     res = np.abs(g).max(axis=1)
     Hc = hess_cache.get("H") if hess_cache is not None else None
@@ -172,19 +245,7 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             sub_key, sub = idx, _restrict(merit, idx)       # copy rows once per active set
             li, ci = _rows(lin, idx), _rows(ctr, idx)
         Ui, gi, f0 = U[idx], g[idx], fval[idx]
-        fresh = (~usable[idx]).nonzero()[0]                 # positions within idx
-        if len(fresh):
-            sel = idx[fresh]
-            sub_f = _restrict(sub, fresh)
-            if parts is not None and have[sel].all():       # the parts of these points
-                rows = [p if len(sel) == b else p[sel] for p in parts]
-                Hf = sub_f.hess_from_parts(rows)
-            else:
-                Hf = sub_f.hess(Ui[fresh])
-            _add_to_diagonal(Hf, rho)
-            if clip is not None:
-                Hf = clip_spectrum(Hf, clip)
-            Hc[sel] = Hf
+        _refresh_hessians(Hc, usable, idx, sub, Ui, parts, have, rho, clip)
         Hs = Hc[idx]
         try:
             step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
@@ -198,38 +259,13 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
         elif keep:
             vt, gtP, tparts = sub.value_grad_parts(trial)
         else:
-            vt, gtP = _merit_value_grad(sub, trial)
+            (vt, gtP), tparts = _merit_value_grad(sub, trial), None
         ft, gt = _phi_from_merit(vt, gtP, trial, li, rho, ci)
-        for _ in range(60):
-            bad = ft > f0 + 1e-4 * t * slope
-            # Below round-off level the Armijo test cannot decide; accept the full step there.
-            bad &= np.abs(t * slope) > 1e-15 * (1 + np.abs(f0))
-            if not bad.any():
-                break
-            t = np.where(bad, 0.5 * t, t)
-            jb = bad.nonzero()[0]
-            trial[jb] = Ui[jb] + t[jb, None] * step[jb]
-            if keep:
-                vb, gbP, bparts = _restrict(sub, jb).value_grad_parts(trial[jb])
-                for tp, bp in zip(tparts, bparts, strict=True):
-                    tp[jb] = bp
-            else:
-                vb, gbP = _merit_value_grad(_restrict(sub, jb), trial[jb])
-            vt[jb], gtP[jb] = vb, gbP
-            ft[jb], gt[jb] = _phi_from_merit(vb, gbP, trial[jb], _rows(li, jb), rho,
-                                             _rows(ci, jb))
+        t = _backtrack(sub, keep, Ui, step, slope, f0, trial, t, (vt, gtP, tparts, ft, gt),
+                       li, ci, rho)
         U[idx], fval[idx], g[idx], vP[idx], gP[idx] = trial, ft, gt, vt, gtP
         if keep:
-            if len(idx) == b:
-                parts, owned = tparts, True
-            else:
-                if parts is None:
-                    parts = [np.empty((b,) + tp.shape[1:]) for tp in tparts]
-                elif not owned:
-                    parts = [p.copy() for p in parts]
-                owned = True
-                for p, tp in zip(parts, tparts, strict=True):
-                    p[idx] = tp
+            parts, owned = _store_parts(parts, owned, tparts, idx, b)
             have[idx] = True
         iters[idx] += 1
         new_res = np.abs(gt).max(axis=1)
@@ -332,39 +368,3 @@ def solve(method: str, merit: Merit, U0, lin, rho, ctr, tol, merit_at_start=None
             info = SolveInfo(info2.residual, info.iterations + info2.iterations, info2.success)
         return U, info
     raise ValueError(f"method must be 'newton', 'newton_clip' or 'lbfgsb', got {method!r}")
-
-
-def _rows(a: np.ndarray, idx) -> np.ndarray:
-    a = np.asarray(a)
-    return a if a.ndim == 1 else a[idx]
-
-
-def _restrict(merit: Merit, idx) -> Merit:
-    """The merit of the parties ``idx`` of the block (a loop-free sub-batch)."""
-    blk = getattr(merit, "block", None)
-    if blk is None or len(idx) == blk.size:
-        return merit
-    sub = _take_many(blk, idx)
-    return Merit(sub, merit.mu[idx], merit.center, merit.beta, merit.prox)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _take_many(blk, idx):
-    """``blk`` with the rows ``idx`` of its array fields: the fields ``dataclasses.replace``
-    would pass (the block classes have only init fields), set on a new instance without
-    calling ``__init__``/``__post_init__`` again: that only validates the shapes, and rows
-    taken from a validated block have the validated layout (this runs every Newton iteration
-    whose active set changes; the field names are looked up once per class).
-    """
-    cls = type(blk)
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS.setdefault(cls, tuple(f.name for f in dataclasses.fields(cls)))
-    out = object.__new__(cls)
-    for name in names:
-        v = getattr(blk, name)
-        object.__setattr__(out, name,
-                           v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 else v)
-    return out

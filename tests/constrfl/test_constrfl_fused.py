@@ -117,7 +117,7 @@ def test_diagonal_add_and_row_take_equal_their_plain_forms():
     import dataclasses
 
     from repro.constrfl.merit import _add_to_diagonal
-    from repro.constrfl.subsolvers import _take_many
+    from repro.constrfl.rows import take_many as _take_many
 
     rng = np.random.default_rng(6)
     H = rng.standard_normal((4, 5, 5))
