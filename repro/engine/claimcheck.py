@@ -92,7 +92,7 @@ def check_claims(experiments: dict[str, Experiment],
             ok = [r for r in recs if r.ok]
             source = ""
             if not ok and primary and figures_dir is not None:
-                got = output_records(name, figures_dir)
+                got = output_records(exp, figures_dir)
                 if got is not None:
                     ok, source = got
                     # the budget the committed output was made at, where it says so

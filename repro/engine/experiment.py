@@ -288,6 +288,13 @@ class Experiment:
     # record's key (records.record_key), so records of two accelerator models never mix. None:
     # every cell runs on the CPU.
     accelerator: Callable[[dict], str] | None = None
+    # ``(filename, loader, made)``: without run records here, the claims are judged on the
+    # committed output ``<figures>/<filename>`` read back by ``loader(path)`` (``made``: how it
+    # was made; repro.engine.from_outputs). None: claims without records are not_run.
+    from_outputs: tuple[str, Callable[[Path], list[RunRecord]], str] | None = None
+    # ``why(resolved scale) -> str``: under ``--scale auto``, the reason this machine leaves the
+    # cells to another one, ``""`` where they run here (repro.engine.planning.auto_elsewhere).
+    elsewhere: Callable[[str], str] | None = None
 
     def __post_init__(self) -> None:
         check_readings(self.name, self.readings)

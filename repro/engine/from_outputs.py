@@ -2,7 +2,7 @@
 
 Some runs cannot be repeated on every machine (fedmm's figures need a GPU for hours), yet their
 rendered per-seed tables are committed. An experiment may register how to read such a table back
-as records (:func:`register_output_records`); when ``repro compare`` finds no record of the
+as records (its ``Experiment.from_outputs`` field); when ``repro compare`` finds no record of the
 experiment, its claims are judged on those records instead of being ``not_run``. The claim's
 ``measured`` text then starts with the file, the commit that last wrote it and how it was made
 (as registered, e.g. "GPU-made per figures/README.md"), and its ``made_by`` says ``kept:`` and
@@ -13,32 +13,21 @@ holds (a curve) raises ``RecordsMissing`` and stays ``not_run``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
+from repro.engine.experiment import Experiment
 from repro.engine.kept import file_commit
 from repro.engine.records import RunRecord
 
-_LOADERS: dict[str, tuple[str, Callable[[Path], list[RunRecord]], str]] = {}
 
-
-def register_output_records(experiment: str, filename: str,
-                            loader: Callable[[Path], list[RunRecord]], made: str = "") -> None:
-    """``loader(path)`` turns the committed output ``<figures>/<filename>`` into records;
-    ``made``: how that output was made, where its documentation says so (shown after the file
-    and its commit, e.g. ``"GPU-made per figures/README.md"``).
+def output_records(exp: Experiment, figures_dir: Path) -> tuple[list[RunRecord], str] | None:
+    """``(records, source)`` read back from the experiment's committed output
+    (``exp.from_outputs``), or ``None`` when it declares none or the file is absent.
+    ``source``: ``figures/<file> at <commit>``, then how it was made where declared.
     """
-    _LOADERS[experiment] = (filename, loader, made)
-
-
-def output_records(experiment: str, figures_dir: Path) -> tuple[list[RunRecord], str] | None:
-    """``(records, source)`` read back from the experiment's committed output, or ``None`` when
-    it registered none or the file is absent. ``source``: ``figures/<file> at <commit>``, then
-    how it was made where registered.
-    """
-    if experiment not in _LOADERS:
+    if exp.from_outputs is None:
         return None
-    filename, loader, made = _LOADERS[experiment]
+    filename, loader, made = exp.from_outputs
     path = Path(figures_dir) / filename
     if not path.is_file():
         return None
@@ -47,4 +36,4 @@ def output_records(experiment: str, figures_dir: Path) -> tuple[list[RunRecord],
                           + (f", {made}" if made else ""))
 
 
-__all__ = ["output_records", "register_output_records"]
+__all__ = ["output_records"]

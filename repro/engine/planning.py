@@ -7,7 +7,7 @@ representing a cell without a current record by its newest *stale* one (made by 
 :func:`stale_records`), never shown as current; :func:`auto_scale` resolves ``--scale auto``;
 :func:`is_complete` says whether records cover a scale's full protocol;
 :func:`auto_elsewhere` says why ``--scale auto`` leaves an experiment's cells to another
-machine (:func:`register_auto_elsewhere`). Nothing here computes a cell
+machine (``Experiment.elsewhere``). Nothing here computes a cell
 (:mod:`repro.engine.runner`) or takes a lock (:mod:`repro.engine.locks`).
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,30 +153,19 @@ def auto_scale(exp: Experiment, scale: str, out: Path | None = None) -> str:
     return exp.resolve_scale(scale)
 
 
-# experiment name -> why(resolved scale): see register_auto_elsewhere
-_AUTO_ELSEWHERE: dict[str, Callable[[str], str]] = {}
+def auto_elsewhere(exp: Experiment, requested: str, resolved: str) -> str:
+    """Why ``--scale requested`` (resolved to ``resolved``) leaves ``exp``'s cells to another
+    machine, or ``""``: its ``Experiment.elsewhere`` hook, consulted under ``auto`` only.
 
-
-def register_auto_elsewhere(experiment: str, why: Callable[[str], str]) -> None:
-    """Declare that under ``--scale auto`` this machine may leave ``experiment``'s cells to
-    another one: ``why(scale)`` (``scale`` as :func:`auto_scale` resolved it) is ``""`` where
-    they run here, else the reason they do not (what they need, how to run them anyway).
-
-    The runner then records each such cell ``not_run`` with that reason without computing it
+    ``elsewhere(scale)`` (``scale`` as :func:`auto_scale` resolved it) is ``""`` where the cells
+    run here, else the reason they do not (what they need, how to run them anyway); the runner
+    then records each such cell ``not_run`` with that reason without computing it
     (:func:`repro.engine.runner.run_experiments`; fedmm's reduced figure cells on a machine that
     would run them on its CPU, 20-45 CPU-min each). An explicit ``--scale`` never consults it:
     ``repro run NAME --scale reduced`` computes them wherever it is run. The hook is a policy
     of where to run, not part of any cell's computation: it changes no config, key or seed.
     """
-    _AUTO_ELSEWHERE[experiment] = why
-
-
-def auto_elsewhere(exp: Experiment, requested: str, resolved: str) -> str:
-    """Why ``--scale requested`` (resolved to ``resolved``) leaves ``exp``'s cells to another
-    machine (:func:`register_auto_elsewhere`), or ``""``: always ``""`` unless ``requested``
-    is ``auto``.
-    """
-    why = _AUTO_ELSEWHERE.get(exp.name)
+    why = exp.elsewhere
     return why(resolved) if requested == "auto" and why is not None else ""
 
 

@@ -181,7 +181,7 @@ def run_experiments(experiments: list[Experiment], scale: str = "smoke", *, jobs
     by other code are stale and their cells are recomputed (counted in ``stale``); cells whose
     earlier record says ``not_run`` are retried, so placing missing data and rerunning fills
     them in. Under ``scale="auto"``, an experiment whose registered hook says this machine
-    leaves its cells to another one (:func:`repro.engine.planning.register_auto_elsewhere`)
+    leaves its cells to another one (``Experiment.elsewhere``)
     has its cells without a result recorded ``not_run`` with that reason, never computed.
     With ``keep_going`` a cell that raises is recorded as ``failed`` (and retried by
     the next run, unless it is a named divergence: final, like a not_run for missing data)
@@ -318,7 +318,7 @@ def _summaries(plans, done, how, stale) -> list[SweepSummary]:
 def left_elsewhere(exp: Experiment, cell: PlannedCell, out: Path, why: str,
                    stale: RunRecord | None) -> RunRecord:
     """The record of a cell ``--scale auto`` leaves to another machine
-    (:func:`repro.engine.planning.register_auto_elsewhere`): ``not_run``, ``needs an
+    (``Experiment.elsewhere``): ``not_run``, ``needs an
     accelerator: <why>``, nothing computed. It is saved (so ``repro figures`` and ``repro
     compare`` say why, and the next run retries it, as for :class:`NeedsAccelerator`), except
     where a stale record with a result stands for the cell (e.g. brought from a GPU machine and

@@ -6,7 +6,7 @@ The ``reduced`` budget of Figs. 2, 4 and 5 is full MNIST/MNIST-M for 150 rounds 
 machine that would run them on its CPU (``$FEDREPRO_FEDMM_DEVICE`` unset: the default device is
 the CPU, :func:`repro.fedmm.training.run_device`) therefore records them ``not_run`` with the
 reason :func:`left_to_a_gpu` gives and computes nothing
-(:func:`repro.engine.planning.register_auto_elsewhere`); the committed figures made by a GPU
+(``Experiment.elsewhere``); the committed figures made by a GPU
 run stay, and the claims are judged on their per-seed tables (:mod:`repro.engine.from_outputs`,
 said in ``made_by``). ``$FEDREPRO_FEDMM_CPU=1`` or an explicit ``--scale reduced`` runs them
 on the CPU as before; ``smoke`` and ``extended`` are untouched (``extended`` cells name their
@@ -63,7 +63,7 @@ def reduced_runs() -> str:
 
 
 def left_to_a_gpu(scale: str) -> str:
-    """The ``register_auto_elsewhere`` hook of Figs. 2, 4 and 5: at the resolved scale
+    """The ``Experiment.elsewhere`` hook of Figs. 2, 4 and 5: at the resolved scale
     ``reduced``, on a machine that would run the cells on its CPU and without
     ``$FEDREPRO_FEDMM_CPU=1``, why they are not run here and how to run them; else ``""``.
     """

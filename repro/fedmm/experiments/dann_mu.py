@@ -18,7 +18,6 @@ a CUDA GPU protocol; under ``SCALE=auto`` a machine that would run them on its C
 from __future__ import annotations
 
 from repro.engine.experiment import Experiment
-from repro.engine.planning import register_auto_elsewhere
 from repro.engine.registry import register
 from repro.fedmm.experiments._cells import (
     MNIST_DATA,
@@ -53,6 +52,7 @@ register(Experiment(
                      "they are recorded not_run (a GPU protocol)",
           "extended": "CUDA GPU only (scripts/gpu_fedmm_extended.sh): 6 runs of 750 rounds, "
                       "the 3 at mu = 1 shared with Fig. 4"},
-    data=MNIST_DATA, shared_cells=SHARED_CELLS, accelerator=accelerator))
-
-register_auto_elsewhere("fedmm.dann_mu", left_to_a_gpu)
+    data=MNIST_DATA, shared_cells=SHARED_CELLS, accelerator=accelerator,
+    # under SCALE=auto a machine that would run the cells on its CPU records them not_run
+    # with the reason and remedy (._where)
+    elsewhere=left_to_a_gpu))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from repro.engine.experiment import Claim, Experiment
-from repro.engine.from_outputs import register_output_records
-from repro.engine.planning import register_auto_elsewhere
 from repro.engine.registry import register
 from repro.fedmm.experiments import claims
 from repro.fedmm.experiments._cells import (
@@ -37,18 +35,13 @@ register(Experiment(
     paper=PAPER, methods=METHODS, cells=fig2_cells, run_cell=run_mnist_cell, render=render_fig2,
     scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     accelerator=accelerator,
+    # without run records here (they need a GPU) the claims are judged on the committed
+    # per-seed table; under SCALE=auto a machine that would run the cells on its CPU
+    # records them not_run with the reason and remedy (._where)
+    from_outputs=("fedmm_fig2.csv", table_records, MADE), elsewhere=left_to_a_gpu,
     claims=(Claim("FedAvgGDA degrades as the data become unbalanced: acc(p = 1) below acc(p = "
                   "0.5) by more than the seed spread", "Fig. 2 caption, Sec. 3.1",
                   with_budget(claims.claim_fig2)),
             Claim("(stricter, not stated) p = 0.5 is best and accuracy is non-increasing in p",
                   "Fig. 2, docs/decisions.md#fedmm-figures reading",
                   with_budget(claims.claim_fig2_monotone)))))
-
-# Without run records here (they need a GPU), the claims are judged on the committed per-seed
-# table, said as such in claims.md (repro.engine.from_outputs).
-register_output_records("fedmm.fig2", "fedmm_fig2.csv", table_records,
-                        made=MADE)
-
-# Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (._where).
-register_auto_elsewhere("fedmm.fig2", left_to_a_gpu)

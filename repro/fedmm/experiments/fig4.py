@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from repro.engine.experiment import Claim, Experiment
-from repro.engine.from_outputs import register_output_records
-from repro.engine.planning import register_auto_elsewhere
 from repro.engine.registry import register
 from repro.fedmm.experiments import claims
 from repro.fedmm.experiments._cells import (
@@ -38,6 +36,10 @@ register(Experiment(
     paper=PAPER, methods=METHODS, cells=fig4_cells, run_cell=run_mnist_cell, render=render_fig4,
     scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     accelerator=accelerator,
+    # without run records here (they need a GPU) the claims are judged on the committed
+    # per-seed table; under SCALE=auto a machine that would run the cells on its CPU
+    # records them not_run with the reason and remedy (._where)
+    from_outputs=("fedmm_fig4.csv", table_records, MADE), elsewhere=left_to_a_gpu,
     claims=(Claim("FedMM saves > 90% of the rounds FedSGDA needs", "Fig. 4, Sec. 6",
                   with_budget(claims.claim_fig4_saving)),
             Claim("FedMM with M = 25 converges faster than M = 20", "Fig. 4, Sec. 6",
@@ -46,12 +48,3 @@ register(Experiment(
                   "final(FedMM); not reached = censored, counts for the claim)",
                   "Sec. 3 and 6 (Fig. 4 text)",
                   with_budget(claims.claim_fig4_sgda_rounds)))))
-
-# Without run records here (they need a GPU), the claims are judged on the committed per-seed
-# table, said as such in claims.md (repro.engine.from_outputs).
-register_output_records("fedmm.fig4", "fedmm_fig4.csv", table_records,
-                        made=MADE)
-
-# Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (._where).
-register_auto_elsewhere("fedmm.fig4", left_to_a_gpu)

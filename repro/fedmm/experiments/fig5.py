@@ -5,8 +5,6 @@ in the 1 + 1, 2 + 2 and 5 + 5 client settings.
 from __future__ import annotations
 
 from repro.engine.experiment import Claim, Experiment
-from repro.engine.from_outputs import register_output_records
-from repro.engine.planning import register_auto_elsewhere
 from repro.engine.registry import register
 from repro.fedmm.experiments import claims
 from repro.fedmm.experiments._cells import (
@@ -47,14 +45,9 @@ register(Experiment(
     paper=PAPER, methods=METHODS, cells=fig5_cells, run_cell=run_mnist_cell, render=render_fig5,
     scales=SCALES, cost=COST, data=MNIST_DATA, shared_cells=SHARED_CELLS,
     accelerator=accelerator,
+    # without run records here (they need a GPU) the claims are judged on the committed
+    # per-seed table; under SCALE=auto a machine that would run the cells on its CPU
+    # records them not_run with the reason and remedy (._where)
+    from_outputs=("fedmm_fig5.csv", table_records, MADE), elsewhere=left_to_a_gpu,
     claims=(Claim("FedMM has > 20 pp higher target accuracy than FedAvgGDA/FedProxGDA (each "
                   "client setting)", "Fig. 5, Sec. 6", with_budget(claims.claim_fig5)),)))
-
-# Without run records here (they need a GPU), the claims are judged on the committed per-seed
-# table, said as such in claims.md (repro.engine.from_outputs).
-register_output_records("fedmm.fig5", "fedmm_fig5.csv", table_records,
-                        made=MADE)
-
-# Under SCALE=auto on a machine that would run them on its CPU (20-45 min a run), the cells are
-# recorded not_run with the reason and remedy, never computed (._where).
-register_auto_elsewhere("fedmm.fig5", left_to_a_gpu)
