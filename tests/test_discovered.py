@@ -1,10 +1,10 @@
-"""One test over every discovered experiment and theory check: no paper is named.
+"""One test over every discovered experiment and theory check no paper is named.
 
-Every experiment the registry discovers is run once at smoke scale, when the first test that
-needs it asks (in-process, into one temp folder for the module, so runs shared between
-experiments are computed once; ``make test`` keeps these tests on one xdist worker with
-``--dist loadgroup`` so no run is repeated; ``-k NAME`` runs only the selected experiments),
-then, per experiment:
+Every experiment the registry discovers is run once at smoke scale, in-process, into a temp
+folder shared by the module: lazily, when the first test of that experiment asks for its
+records, so ``pytest tests/test_discovered.py -k relfair.table1`` runs that experiment alone
+(``make test`` keeps these tests on one xdist worker with ``--dist loadgroup`` so no run is
+repeated). Then, per experiment:
 
 - it runs: no cell fails (a cell whose data is absent is ``not_run`` and says so);
 - it renders: ``render`` writes files that exist;
@@ -39,29 +39,35 @@ EXPERIMENTS = sorted(registry.load_all())
 pytestmark = [pytest.mark.xdist_group("discovered_smoke"), pytest.mark.slow]
 
 
-class _SmokeRuns(dict):
-    """``name -> records`` of one smoke run of an experiment, run on first access."""
+class _SmokeRecords:
+    """``name -> records`` of the smoke run of experiment ``name``, run on first access."""
 
-    def __init__(self, out: Path) -> None:
-        super().__init__()
+    def __init__(self, out) -> None:
         self.out = out
+        self._records: dict[str, list] = {}
 
-    def __missing__(self, name: str):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("FEDREPRO_OFFLINE", "1")
-            mp.setenv("FEDREPRO_CACHE", str(self.out / "cache"))
-            (summary,) = run_experiments([registry.get(name)], "smoke", jobs=1,
-                                         out=self.out / "results", progress=False,
-                                         keep_going=True)
-        self[name] = summary.records
-        return summary.records
+    def __getitem__(self, name: str) -> list:
+        if name not in self._records:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("FEDREPRO_OFFLINE", "1")
+                mp.setenv("FEDREPRO_CACHE", str(self.out / "cache"))
+                summaries = run_experiments([registry.get(name)], "smoke", jobs=1,
+                                            out=self.out / "results", progress=False,
+                                            keep_going=True)
+            self._records.update({s.experiment: s.records for s in summaries})
+        return self._records[name]
+
+    def ran(self) -> list[str]:
+        return sorted(self._records)
 
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """``(folder, name -> records)``: each experiment's smoke run, made when first asked for."""
+    """``(folder, records)``: ``records[name]`` runs experiment ``name`` at smoke scale the
+    first time it is asked for (:class:`_SmokeRecords`).
+    """
     out = tmp_path_factory.mktemp("discovered")
-    return out, _SmokeRuns(out)
+    return out, _SmokeRecords(out)
 
 
 def _anchors(doc: str) -> set[str]:
@@ -211,3 +217,15 @@ def test_every_theory_module_imports_and_registers_under_its_folder():
         if name.split(".")[0] != prefix:
             misplaced.append(f"{name} (in {entry.module})")
     assert not misplaced, f"checks named after another folder: {misplaced}"
+
+
+def test_a_selected_experiment_runs_alone(tmp_path):
+    """Asking for one experiment's records runs that experiment and no other (so ``-k NAME``
+    costs that experiment's smoke run, not every experiment's).
+    """
+    name = "core.demo" if "core.demo" in EXPERIMENTS else EXPERIMENTS[0]
+    runs = _SmokeRecords(tmp_path)
+    assert runs.ran() == []
+    assert runs[name] and runs.ran() == [name]
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()
+                  if p.is_dir() and "." in p.name) == [name]

@@ -7,8 +7,9 @@ each defining ``METHOD = Method(...)``::
     METHOD = Method(
         name="FedAvg",                      # as the paper's tables print it
         algorithm=FedAvg,                   # a class following repro.core.algorithm
-        configure=_configure,               # (problem, **options) -> FedAvgConfig
+        configure=configure,                # (problem, **its options) -> FedAvgConfig
         summary="FedAvg (McMahan et al. 2017), App. J.2's configuration",
+        options=fields_of(FedAvgConfig),    # the options it reads: its config's fields
     )
 
 and the package's ``__init__`` collects them with :func:`discover`. A new file there is a new
@@ -16,9 +17,13 @@ method: it is listed by ``repro list`` (engine/registry.py reads every paper's `
 runnable through the paper's ``build``; no table runs it, because each table names the methods it
 runs (its own tuple of names), so no table, claim or record changes when a method is added.
 
-``configure(problem, **options)`` turns the paper's common options (relfair: ``alpha``, ``phi``,
-``local_steps``, ...) into the method's own config; each method reads the options it uses and
-keeps its own defaults for the rest (one place for each default: its config dataclass).
+Options. A method declares the options it reads (``options``, usually its config's fields,
+:func:`fields_of`). An option is accepted when *some* method of the same package declares it
+(the union over the package's ``METHODS``), so one set of options configures every method of a
+comparison, and a new method's own hyperparameter (FedProx's ``mu``) is accepted as soon as its
+file declares it, with no list edited elsewhere. ``configure`` receives only the options its
+method declares; an option no method of the package declares is a ``ValueError`` naming it
+(a typo is never ignored). One place for each default: the config dataclass.
 """
 
 from __future__ import annotations
@@ -26,23 +31,44 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["Method", "build", "discover"]
+__all__ = ["Method", "build", "discover", "fields_of"]
+
+
+def fields_of(config: type, *, exclude: Iterable[str] = (), extra: Iterable[str] = ()
+              ) -> tuple[str, ...]:
+    """The options of a method whose config is the dataclass ``config``: its fields set at
+    construction (an ``InitVar``, such as a deprecated alias, is not one), less ``exclude``
+    (fields the method sets itself), then ``extra`` (options ``configure`` turns into a field,
+    e.g. relfair's ``alpha`` and ``phi`` into the ambiguity set).
+    """
+    if not dataclasses.is_dataclass(config):
+        raise ValueError(f"fields_of needs a dataclass, got {config!r}")
+    names = [f.name for f in dataclasses.fields(config) if f.init]
+    missing = sorted(set(exclude) - set(names))
+    if missing:
+        raise ValueError(f"fields_of({config.__name__}): exclude names {missing}, which are "
+                         f"not its fields {names}")
+    out = [n for n in names if n not in set(exclude)]
+    return tuple(out + [n for n in extra if n not in out])
 
 
 @dataclasses.dataclass(frozen=True)
 class Method:
     """One method of a paper: its printed ``name``, the ``algorithm`` class, ``configure``
-    (``(problem, **options) -> config``), a one-line ``summary`` (with the paper's section) and
-    the ``module`` that defines it (filled in by :func:`discover`).
+    (``(problem, **options) -> config``, given only the options of ``options``), a one-line
+    ``summary`` (with the paper's section), ``options`` (the names it reads, see the module
+    docstring) and the ``module`` that defines it (filled in by :func:`discover`).
     """
 
     name: str
     algorithm: type
     configure: Callable[..., Any]
     summary: str
+    options: tuple[str, ...] = ()
     module: str = ""
 
     def __post_init__(self) -> None:
@@ -50,13 +76,46 @@ class Method:
             raise ValueError(f"Method.name must be a non-empty str, got {self.name!r}")
         if not callable(self.configure):
             raise ValueError(f"Method {self.name!r}: configure must be callable")
+        if isinstance(self.options, str) or not all(isinstance(o, str) for o in self.options):
+            raise ValueError(f"Method {self.name!r}: options must be a tuple of option names, "
+                             f"got {self.options!r}")
+        object.__setattr__(self, "options", tuple(self.options))
+
+    @property
+    def package(self) -> str:
+        """The package the method belongs to (``repro.<paper>.methods``)."""
+        return (self.module or self.configure.__module__).rpartition(".")[0]
+
+    def accepted(self) -> frozenset[str]:
+        """The options a call may pass: the union of the options every method of its package
+        declares (the package's ``METHODS``, read when called, so a method file added to the
+        package widens it), its own included.
+        """
+        family = getattr(sys.modules.get(self.package), "METHODS", None)
+        names = set(self.options)
+        if isinstance(family, Mapping):
+            for method in family.values():
+                names.update(getattr(method, "options", ()))
+        return frozenset(names)
+
+    def config_for(self, problem: Any, **options: Any) -> Any:
+        """``configure(problem, **the given options this method declares)``; an option that no
+        method of the package declares raises ``ValueError`` naming it and the known ones.
+        """
+        accepted = self.accepted()
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown option(s) {unknown}; the methods of "
+                             f"{self.package or 'this package'} read {sorted(accepted)}")
+        return self.configure(problem, **{k: v for k, v in options.items()
+                                          if k in self.options})
 
     def build(self, problem: Any, *, init: Any = None, rng: Any = None,
               backend: str | None = None, **options: Any) -> Any:
-        """``algorithm(problem, configure(problem, **options), init=..., rng=..., backend=...)``
-        (``backend=None`` keeps the algorithm's default).
+        """``algorithm(problem, config_for(problem, **options), init=..., rng=...,
+        backend=...)`` (``backend=None`` keeps the algorithm's default).
         """
-        config = self.configure(problem, **options)
+        config = self.config_for(problem, **options)
         kwargs: dict[str, Any] = {"init": init, "rng": rng}
         if backend is not None:
             kwargs["backend"] = backend

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -99,8 +99,9 @@ def choose_backend(device: torch.device | str, override: str | None = None) -> s
 @dataclass(frozen=True)
 class RunSpec:
     """One training run: the algorithm, its rounds and local steps M, the evaluation and
-    checkpoint periods, the preset of docs/decisions.md#fedmm-hyperparameters and the local-step
-    backend.
+    checkpoint periods, the preset of docs/decisions.md#fedmm-hyperparameters, the local-step
+    backend, and ``eta``/``mu``: one step size and one penalty for both players in place of the
+    preset's (None keeps the preset's, :func:`blocks_for`), for a sweep of either.
     """
 
     algorithm: str
@@ -110,9 +111,15 @@ class RunSpec:
     preset: str = "paper"
     checkpoint_every: int = 25
     backend: str = "vectorized"
+    eta: float | None = None
+    mu: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("backend", self.backend, BACKENDS)
+        if self.eta is not None:
+            check_range("eta", self.eta, low=0, low_open=True)
+        if self.mu is not None:
+            check_range("mu", self.mu, low=0)
         check_range("rounds", self.rounds, low=1)
         check_range("local_steps", self.local_steps, low=1)
         check_range("eval_every", self.eval_every, low=1)
@@ -141,7 +148,9 @@ def train(problem: DAProblem, net: DANet, task: str, spec: RunSpec, theta0: torc
     there with :class:`repro.core.validation.DivergenceError` naming that first round (no
     checkpoint of it is written).
     """
-    blocks = blocks_for(net, task, spec.preset)
+    blocks = tuple(replace(b, **{k: v for k, v in (("eta", spec.eta), ("mu", spec.mu))
+                                 if v is not None})
+                   for b in blocks_for(net, task, spec.preset))
     alg = build(spec.algorithm, problem, init=theta0, backend=spec.backend, blocks=blocks,
                 local_steps=spec.local_steps, eta3=ETA3_BASE[net.method])
     if checkpoint is not None and checkpoint.is_file():

@@ -10,9 +10,16 @@ batched matrix products and hand-written backpropagation
 (:func:`repro.relfair.models.stacked_loss_and_grads`), updating preallocated buffers in place.
 Both take the same minibatch indices and dropout masks (``RoundDraws``) and agree to float32
 rounding.
+
+A method adds its own per-step term to the local gradient through ``local_term`` (a
+:data:`LocalTerm`, in the style of a composable gradient transform): FedProx's proximal
+gradient ``mu (u - theta)`` is :func:`proximal`, and :func:`sum_terms` composes several; the
+local loop itself is never rewritten for a new method.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -31,9 +38,32 @@ from repro.relfair.models import (
     stacked_sgd_step,
 )
 
-__all__ = ["BACKENDS", "ClientEngine"]
+__all__ = ["BACKENDS", "ClientEngine", "LocalTerm", "proximal", "sum_terms"]
 
 BACKENDS = ("loop", "vectorized")
+
+LocalTerm = Callable[[Params, torch.Tensor], Params]
+"""``term(u, rows) -> Params``: a per-step term added to the local gradient of the stacked
+models ``u`` (k, ...) of the clients ``rows`` (k,) (their indices among the n clients: every
+client, or those still stepping under a per-client schedule), computed at the models before the
+step. It reads ``u`` and per-client data by ``rows``, and returns tensors shaped as ``u``."""
+
+
+def proximal(anchor: Params, mu: float) -> LocalTerm:
+    """The gradient of ``(mu/2) ||u_i - anchor||^2``: ``mu (u_i - anchor)`` for every client (the
+    anchor is one model, the round's broadcast, shared by all rows).
+    """
+    def term(u: Params, rows: torch.Tensor) -> Params:
+        return tuple(mu * (ui - a) for ui, a in zip(u, anchor, strict=True))
+    return term
+
+
+def sum_terms(*terms: LocalTerm) -> LocalTerm:
+    """One term that is the sum of ``terms`` (each evaluated at the same models)."""
+    def term(u: Params, rows: torch.Tensor) -> Params:
+        parts = [t(u, rows) for t in terms]
+        return tuple(sum(ps[1:], ps[0]) for ps in zip(*parts, strict=True))
+    return term
 # rows of a split evaluated at a time: a chunk's activations stay in the core's cache (each
 # row's numbers do not depend on the chunk: the products treat rows alone)
 _EVAL_ROWS = 2048
@@ -88,10 +118,16 @@ class ClientEngine:
                                       losses=losses)
 
     def _sgd_step(self, u: Params, idx: torch.Tensor, mask: torch.Tensor | None,
-                  buffers: StackedGradBuffers, lr: float, lr_corr: Params | None) -> None:
+                  buffers: StackedGradBuffers, lr: float, lr_corr: Params | None,
+                  term: LocalTerm | None = None, rows: torch.Tensor | None = None) -> None:
         """One in-place local step of the stacked models ``u`` on the minibatches ``idx``
-        (one gather of the rows, then :func:`stacked_sgd_step`).
+        (one gather of the rows, then :func:`stacked_sgd_step`); a local ``term`` of the
+        clients ``rows`` is evaluated at ``u`` before the step and joins the correction.
         """
+        if term is not None:
+            extra = tuple(lr * t for t in term(u, rows))
+            lr_corr = extra if lr_corr is None else tuple(
+                c + e for c, e in zip(lr_corr, extra, strict=True))
         n, B = idx.shape
         X = torch.index_select(self.data.X_train, 0, idx.reshape(-1),
                                out=buffers.X.view(n * B, -1))
@@ -118,12 +154,16 @@ class ClientEngine:
     # ----------------------------------------------------------------- local updates (Alg. 2)
     def local_sgd(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
                   correction: Params | None = None, snapshot_at: int | None = None,
-                  client_steps: np.ndarray | None = None) -> tuple[Params, Params | None]:
-        """``u_{i,j} = u_{i,j-1} - lr (grad f_i(u_{i,j-1}; xi_{i,j}) + correction_i)``.
+                  client_steps: np.ndarray | None = None, local_term: LocalTerm | None = None
+                  ) -> tuple[Params, Params | None]:
+        """``u_{i,j} = u_{i,j-1} - lr (grad f_i(u_{i,j-1}; xi_{i,j}) + correction_i
+        + term_i(u_{i,j-1}))``.
 
         ``correction_i = c - c_i`` for the Scaffold family (Alg. 2 line 4), None for plain
-        local SGD (FedAvg, DRFA). ``steps`` are the draw indices used in order. With
-        ``snapshot_at = t`` the second result is the models after ``t`` steps (DRFA), else None.
+        local SGD (FedAvg, DRFA). ``local_term`` (:data:`LocalTerm`, None: no term) is a
+        method's own per-step term, e.g. FedProx's :func:`proximal`. ``steps`` are the draw
+        indices used in order. With ``snapshot_at = t`` the second result is the models after
+        ``t`` steps (DRFA), else None.
         ``client_steps`` (n,): client i takes only its first ``client_steps[i]`` of ``steps``
         and then keeps its model (the per-client epoch schedule of App. J.2's reading; its
         gradients at later steps are computed with the others and multiplied by 0).
@@ -137,13 +177,16 @@ class ClientEngine:
             active = torch.from_numpy(client_steps.astype(np.int64))
         if self.backend == "vectorized":
             return self._local_sgd_stacked(theta, lr, draws, steps, correction, snapshot_at,
-                                           active)
+                                           active, local_term)
         u = stack(theta, self.data.n)
+        rows = torch.arange(self.data.n)
         snap = u if snapshot_at == 0 else None
         for j, s in enumerate(steps, start=1):
             _, g = self.gradients(u, draws.idx[s], None if draws.mask is None else draws.mask[s])
             if correction is not None:
                 g = tuple(gi + ci for gi, ci in zip(g, correction, strict=True))
+            if local_term is not None:
+                g = tuple(gi + ti for gi, ti in zip(g, local_term(u, rows), strict=True))
             if active is not None:
                 on = (active >= j).to(torch.float32)
                 g = tuple(gi * on.view(-1, *([1] * (gi.dim() - 1))) for gi in g)
@@ -163,7 +206,8 @@ class ClientEngine:
 
     def _local_sgd_stacked(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
                            correction: Params | None, snapshot_at: int | None,
-                           active: torch.Tensor | None = None) -> tuple[Params, Params | None]:
+                           active: torch.Tensor | None = None, term: LocalTerm | None = None
+                           ) -> tuple[Params, Params | None]:
         """:meth:`local_sgd` on stacked models updated in place: the same operations in the
         same order as the loop (``g += correction; u -= lr * g``), no per-step allocation of
         model-sized tensors. With a per-client schedule (``active``) only the clients still
@@ -171,21 +215,23 @@ class ClientEngine:
         """
         if active is not None:
             return self._local_sgd_scheduled(theta, lr, draws, steps, correction, snapshot_at,
-                                             active)
+                                             active, term)
         u = stack(theta, self.data.n)
+        rows = torch.arange(self.data.n)
         snap = tuple(p.clone() for p in u) if snapshot_at == 0 else None
         buffers = self._buffers(u, draws.idx.shape[-1])
         lr_corr = None if correction is None else tuple(lr * c for c in correction)
         for j, s in enumerate(steps, start=1):
             self._sgd_step(u, draws.idx[s], None if draws.mask is None else draws.mask[s],
-                           buffers, lr, lr_corr)
+                           buffers, lr, lr_corr, term, rows)
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)
         return u, snap
 
     def _local_sgd_scheduled(self, theta: Params, lr: float, draws: RoundDraws, steps: range,
                              correction: Params | None, snapshot_at: int | None,
-                             active: torch.Tensor) -> tuple[Params, Params | None]:
+                             active: torch.Tensor, term: LocalTerm | None = None
+                             ) -> tuple[Params, Params | None]:
         """Client i takes the first ``active[i]`` steps, then keeps its model. The clients are
         ordered by decreasing step count, so those still stepping at step j are a prefix of
         k_j clients, computed on views of the stacked models and buffers: the work is
@@ -211,7 +257,7 @@ class ClientEngine:
                 head = tuple(p[:k] for p in u)
                 mask = None if draws.mask is None else draws.mask[s].index_select(0, rows)
                 self._sgd_step(head, idx[s, :k], mask, buffers.head(k), lr,
-                               None if corr is None else tuple(c[:k] for c in corr))
+                               None if corr is None else tuple(c[:k] for c in corr), term, rows)
             if snapshot_at == j:
                 snap = tuple(p.clone() for p in u)
         u = tuple(p.index_select(0, inverse) for p in u)

@@ -193,3 +193,33 @@ def test_discover_refuses_two_methods_with_one_name(tmp_path, monkeypatch):
     sys.modules.pop("dupmethods.b", None)
     found = discover("dupmethods", [str(pkg)])
     assert list(found) == ["Same", "Other"] and found["Same"].module == "dupmethods.a"
+
+
+def test_a_method_declares_its_options_and_accepts_those_of_its_package():
+    """``fields_of``: a config's init fields (an InitVar alias is none), less ``exclude``, then
+    ``extra``; a method accepts the union of its package's declared options and hands
+    ``configure`` only its own.
+    """
+    import dataclasses
+
+    from repro.core.methods import fields_of
+    from repro.relfair import methods as relfair
+    from repro.relfair.fedavg import FedAvgConfig
+    from repro.relfair.scaff_pd_ia import ScaffPDIAConfig
+
+    assert fields_of(FedAvgConfig) == ("local_steps", "local_work", "eta")   # no `lr` alias
+    assert fields_of(ScaffPDIAConfig, exclude=("ambiguity",), extra=("alpha", "phi")) == (
+        "local_steps", "local_work", "eta", "tau", "sigma", "varsigma", "alpha", "phi")
+    with pytest.raises(ValueError, match=r"exclude names \['nope'\]"):
+        fields_of(FedAvgConfig, exclude=("nope",))
+    with pytest.raises(ValueError, match="needs a dataclass"):
+        fields_of(dict)
+    fedavg = relfair.METHODS["FedAvg"]
+    union = set().union(*(m.options for m in relfair.METHODS.values()))
+    assert fedavg.accepted() == union and {"tau", "alpha", "phi", "sigma"} <= union
+    seen = []
+    spy = dataclasses.replace(fedavg, configure=lambda p, **o: seen.append(o) or FedAvgConfig())
+    spy.config_for(None, tau=1.0, eta=0.2, alpha=0.3)
+    assert seen == [{"eta": 0.2}]
+    with pytest.raises(ValueError, match="options must be a tuple of option names"):
+        dataclasses.replace(fedavg, options="eta")

@@ -187,7 +187,7 @@ def test_a_new_method_file_changes_no_experiment(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     try:
         found = discover(pkg.__name__, pkg.__path__)
-        assert list(found) == ["FairVFL", "FedBCD", "Throwaway"]
+        assert {"FairVFL", "FedBCD", "Throwaway"} <= set(found)   # among, never the exact set
         alg = found["Throwaway"].build(pkg.tiny_problem(1), rng=0)
         assert alg.config.eps == 0.5 and alg.run(3).t == 3
     finally:

@@ -217,7 +217,8 @@ def test_defaults_are_app_j2s_primary_reading_written_once():
 
     problem = tiny_problem(0)
     assert (LocalWork().local_steps, LocalWork().local_work) == (5, "epochs")
-    configs = {name: m.configure(problem) for name, m in METHODS.items()}
+    six = ("FedAvg", "Scaffold", "SAFL", "DRFA", "Scaff-PD", "Scaff-PD-IA")  # among METHODS
+    configs = {name: METHODS[name].configure(problem) for name in six}
     for name, c in configs.items():
         if name != "SAFL":
             assert isinstance(c, LocalWork) and (c.local_steps, c.local_work) == (5, "epochs")
@@ -227,8 +228,11 @@ def test_defaults_are_app_j2s_primary_reading_written_once():
     assert (ia.alpha, ia.beta, ia.phi) == (0.2, 0.2, 0.2)
     assert configs["Scaff-PD"].ambiguity.phi == 0.0 and configs["SAFL"].ambiguity.alpha == 0.2
     assert configs["Scaffold"].ambiguity.is_singleton
-    # an option a method does not use is accepted (one call configures any method) and unread
-    assert METHODS["FedAvg"].configure(problem, tau=9.0, phi=0.5) == configs["FedAvg"]
+    # an option another method declares is accepted (one call configures any method) and
+    # unread; one no method declares is refused
+    assert METHODS["FedAvg"].config_for(problem, tau=9.0, phi=0.5) == configs["FedAvg"]
+    with pytest.raises(ValueError, match=r"FedAvg: unknown option\(s\) \['taus'\]"):
+        METHODS["FedAvg"].config_for(problem, taus=9.0)
 
 
 def _tamper(monkeypatch, module, cls, field, scale):

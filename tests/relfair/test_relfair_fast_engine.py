@@ -304,3 +304,37 @@ def test_masks_drawn_into_a_kept_tensor_are_the_fresh_draw(data):
     assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
     with pytest.raises(ValueError, match="mask_out must be a float32 tensor of shape"):
         draw_round(data, 2, BATCH, 50, 0.5, g2, mask_out=out)
+
+
+@pytest.mark.parametrize("backend", ["loop", "vectorized"])
+@pytest.mark.parametrize("scheduled", [False, True])
+def test_a_local_term_of_the_clients_rows_is_the_correction_it_equals(data, backend, scheduled):
+    """A method's per-step term reaches each client's own row: a constant per-client term,
+    read by ``rows``, gives bitwise the iterates of the same constant as Scaffold's correction
+    (full rounds, and a per-client schedule whose active clients are a reordered prefix); the
+    proximal term sums with it (:func:`sum_terms`) and moves the iterates toward theta.
+    """
+    from repro.relfair.client_batch import proximal, sum_terms
+
+    theta = init_params(D_IN, 50, 10, torch.Generator().manual_seed(3))
+    draws = draw_round(data, 4, BATCH, 50, 0.5, torch.Generator().manual_seed(4))
+    gen = torch.Generator().manual_seed(5)
+    const = tuple(0.1 * torch.randn(data.n, *p.shape, generator=gen) for p in theta)
+    steps = np.array([4, 1, 3, 0, 2, 4, 4, 1, 2, 3, 4, 1]) if scheduled else None
+    eng = ClientEngine(data, backend)
+
+    def shift(u, rows):
+        return tuple(c.index_select(0, rows) for c in const)
+
+    by_term, _ = eng.local_sgd(theta, 0.05, draws, range(4), client_steps=steps,
+                               local_term=shift)
+    by_corr, _ = eng.local_sgd(theta, 0.05, draws, range(4), const, client_steps=steps)
+    assert all(torch.equal(a, b) for a, b in zip(by_term, by_corr, strict=True))
+    both, _ = eng.local_sgd(theta, 0.05, draws, range(4), client_steps=steps,
+                            local_term=sum_terms(shift, proximal(theta, 5.0)))
+    dist = [sum(float((p[i] - t).norm() ** 2) for p, t in zip(u, theta, strict=True))
+            for u in (both, by_corr) for i in range(data.n)]
+    moved = [i for i in range(data.n) if steps is None or steps[i] > 1]  # (0 at step 1)
+    assert all(dist[i] < dist[data.n + i] for i in moved)   # pulled toward theta
+    if scheduled:   # a client with no step keeps theta
+        assert all(torch.equal(p[3], t) for p, t in zip(both, theta, strict=True))

@@ -21,6 +21,7 @@ import numpy as np
 
 from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
 from repro.constrfl.data import adult_b, equal_class_split
+from repro.constrfl.experiments._sweep import sweep_fields
 from repro.constrfl.methods import build
 from repro.constrfl.problem import fairness, unit_sphere_w0
 from repro.constrfl.proxal import STOP_CODES
@@ -35,24 +36,29 @@ METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.metho
 # are Table 2's script-set trial-1 cells under its criterion-tolerance reading (same config), so
 # a sweep computes each such run once (Experiment.shared_cells).
 SHARED_CELLS = "constrfl.fairness"
+# Sec. 5.2's set and the script's; with q, eps1 and eps2 (Sec. 5.2) each is also a cell field
+# (absent: the set's value, so these fields changed no existing cell; sweep_fields)
 HYPER = {"paper": dict(beta=10.0, s_bar=1e-3, rho=1e8),
          "script": dict(beta=50.0, s_bar=1e-2, rho=0.1)}
+COMMON = dict(q=0.9, eps1=1e-3, eps2=1e-3)
 
 
 def config_for(hyper: str, k_max: int, t_max: int, solver: str = "newton_clip",
-               flags: str = "none") -> ProxALConfig:
+               flags: str = "none", **fields: float) -> ProxALConfig:
     """``solver``: the batched clipped Newton (all clients of a round together, default) or
     ``"lbfgsb"``, the per-client L-BFGS-B oracle (docs/decisions.md#constrfl-subproblem-solvers;
     bench and tests compare them). ``flags="fairness"``: the reference script's solver tolerances on
     top (``reference_flags("fairness")``: inner tolerance 1e-4·eps_{t+1}, cProx-AL 1e-4·tau_k,
     eps floor 1e-10, (23) with the eps_{t+1} term; docs/decisions.md#constrfl-solver-tolerances,
     docs/decisions.md#constrfl-caps, docs/decisions.md#constrfl-cproxal), the primary reading of
-    Table 2's script set (:mod:`.table2`).
+    Table 2's script set (:mod:`.table2`). ``fields`` overrides keys of the set and of
+    :data:`COMMON` (a sweep's cell).
     """
     if flags not in ("none", "fairness"):
         raise ValueError(f"flags must be 'none' or 'fairness', got {flags!r}")
     ref = reference_flags("fairness") if flags == "fairness" else ReferenceFlags()
-    return ProxALConfig(**HYPER[hyper], q=0.9, eps1=1e-3, eps2=1e-3, k_max=k_max, t_max=t_max,
+    return ProxALConfig(**sweep_fields({**HYPER[hyper], **COMMON}, fields),
+                        k_max=k_max, t_max=t_max,
                         cprox_k_max=min(k_max, 100), solver=solver, solver_tol_floor=1e-12,
                         hessian_reuse=solver != "lbfgsb", reference=ref)
 
@@ -100,7 +106,8 @@ def evaluate(Xc, yc, Xs, ys, w):
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
     cfg = config_for(config["hyper"], config["k_max"], config["t_max"],
-                     flags=config.get("ref_flags", "none"))
+                     flags=config.get("ref_flags", "none"),
+                     **sweep_fields({**HYPER[config["hyper"]], **COMMON}, config, only=True))
     problem, Xc, yc, Xs, ys = fair_problem(config["n"], config["subsample"])
     w0 = unit_sphere_w0(problem.d, config["trial"])
     start = ProxALInit(w0)

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from repro.constrfl.config import ProxALConfig, ReferenceFlags, reference_flags
+from repro.constrfl.experiments._sweep import sweep_fields
 from repro.constrfl.methods import build
 from repro.constrfl.optimality import kkt_residuals
 from repro.constrfl.problem import lcqp_reference, unit_sphere_w0
@@ -27,17 +28,20 @@ __all__ = ["GRID", "HYPER", "METHODS", "NS", "cells", "config_for", "instance", 
 GRID = ((100, 1), (300, 3), (500, 5))
 NS = (1, 5, 10)
 METHODS = ("Algorithm 1", "cProx-AL")   # what every cell runs (Experiment.methods)
+# App. E.2's hyperparameters; each is also a cell field (absent: the paper's value, so these
+# fields changed no existing cell; sweep_fields)
 HYPER = dict(beta=10.0, s_bar=0.1, rho=1.0, eps1=1e-3, eps2=1e-3, q=0.9,
              k_max=10_001, t_max=10_001, cprox_k_max=10_001)
 
 
-def config_for(mode: str) -> ProxALConfig:
+def config_for(mode: str, **hyper: float) -> ProxALConfig:
+    """Table 4's configuration; ``hyper`` overrides keys of :data:`HYPER` (a sweep's cell)."""
     # Exact subproblem solves reach residual 0, so cProx-AL runs with tau_k = 0 in its stop
     # test in both modes (Algorithm 3 takes {tau_k} as an input;
     # docs/decisions.md#constrfl-cproxal).
     flags = (reference_flags("lcqp") if mode == "reference"
              else ReferenceFlags(cprox_tau_in_stop=False))
-    return ProxALConfig(**HYPER, reference=flags)
+    return ProxALConfig(**sweep_fields(HYPER, hyper), reference=flags)
 
 
 @lru_cache(maxsize=4)
@@ -68,9 +72,10 @@ def lcqp_violation(problem, w) -> float:
     return constraint_feasibility(np.concatenate(problem.constraints(w)), kind="eq")
 
 
-def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "vectorized"):
+def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "vectorized",
+               **hyper: float):
     problem = instance(d, n, m)
-    cfg = config_for(mode)
+    cfg = config_for(mode, **hyper)
     w0 = unit_sphere_w0(d, trial)
     t0 = time.perf_counter()
     cs = build("cProx-AL", problem, cfg, init=ProxALInit(w0)).run()
@@ -86,7 +91,8 @@ def solve_cell(n: int, d: int, m: int, trial: int, mode: str, backend: str = "ve
 
 def run_cell(config: dict, ctx: RunContext) -> CellResult:
     problem, cs, st, (tc, ta) = solve_cell(config["n"], config["d"], config["m"],
-                                           config["trial"], config["mode"])
+                                           config["trial"], config["mode"],
+                                           **sweep_fields(HYPER, config, only=True))
     for k, (r, ok) in enumerate(zip(st.admm_rounds, st.admm_certified, strict=True)):
         ctx.log_round(k, admm_rounds=r, admm_certified=float(ok))
     fa, fc = lcqp_objective(problem, st.w), lcqp_objective(problem, cs.w)

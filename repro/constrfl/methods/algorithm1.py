@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.proxal import FedProxAL
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 
 
 def _configure(problem, **options) -> ProxALConfig:
@@ -18,4 +18,5 @@ METHOD = Method(
     algorithm=FedProxAL,
     configure=_configure,
     summary="proximal AL FL method, subproblems by inexact ADMM (Sec. 3, Algorithms 1-2)",
+    options=fields_of(ProxALConfig),
 )

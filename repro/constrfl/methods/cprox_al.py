@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from repro.constrfl.config import ProxALConfig
 from repro.constrfl.cproxal import CentralProxAL
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 
 
 def _configure(problem, **options) -> ProxALConfig:
@@ -18,4 +18,5 @@ METHOD = Method(
     algorithm=CentralProxAL,
     configure=_configure,
     summary="centralised proximal AL on the pooled data (App. D, Algorithm 3)",
+    options=fields_of(ProxALConfig),
 )

@@ -42,6 +42,7 @@ from repro.fairvfl.problem import VFLProblem
 from repro.fairvfl.roc_eo import roc_eo_expected
 
 BETA, C_CONST = 0.1, 1e-3  # docs/decisions.md#fairvfl-hyperparameters: dual step and constant c_t
+# (cell fields ``beta`` and ``c`` where a sweep sets them; absent, these: no existing cell changed)
 
 
 def _maybe_sparse(X: np.ndarray):
@@ -85,8 +86,9 @@ def cell_algorithm(config: dict):
     ridge = {"mu": 2.0 * float(config["ridge"]) / len(sp.y_train)} if "ridge" in config else {}
     alg = build(config["method"], problem, rng=int(config["seed"]), **ridge,
                 **_optimum_init(config, sp, problem),
-                eps=float(config.get("eps") or 0.0), eta=float(config["eta"]), beta=BETA,
-                c=C_CONST, Q=int(config.get("Q", 1)), mode="exact",
+                eps=float(config.get("eps") or 0.0), eta=float(config["eta"]),
+                beta=float(config.get("beta", BETA)), c=float(config.get("c", C_CONST)),
+                Q=int(config.get("Q", 1)), mode="exact",
                 roles="conf" if config["version"] == "conf" else "journal")
     return sp, alg
 

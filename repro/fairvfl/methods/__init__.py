@@ -9,7 +9,7 @@ and run by no experiment until one names it in its ``methods``::
     from repro.fairvfl.methods import build
     alg = build("FairVFL", VFLProblem(blocks, y, s), rng=seed, eps=0.01, roles="journal")
 
-``configure(problem, **options)`` takes the options of :data:`OPTIONS` (the fields of
+Each declares the options it reads, :data:`OPTIONS` (the fields of
 :class:`~repro.fairvfl.fair_vfl.FairVFLConfig` but ``fair``, which the method sets); the
 defaults are those of the config. The post-processing baselines EO and CEO (``eo``, ``ceo``,
 ``roc_eo``) are not methods here: they train nothing, and a FedBCD cell applies them to its
@@ -34,7 +34,7 @@ METHODS: dict[str, Method] = discover(__name__, __path__)
 
 def build(name: str, problem: VFLProblem, **kwargs: Any):
     """The algorithm of method ``name`` on ``problem``; ``kwargs``: ``init``, ``rng``,
-    ``backend`` and the options of :data:`OPTIONS` (an unknown name raises ``ValueError``
+    ``backend`` and the options the methods declare (an unknown name raises ``ValueError``
     listing the known ones).
     """
     return _build(METHODS, name, problem, **kwargs)

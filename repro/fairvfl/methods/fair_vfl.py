@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from repro.core.methods import Method
 from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig
-from repro.fairvfl.methods._options import fair_vfl_config
+from repro.fairvfl.methods._options import OPTIONS, fair_vfl_config
 
 
 def _configure(problem, **options) -> FairVFLConfig:
-    return fair_vfl_config("FairVFL", True, options)
+    return fair_vfl_config(True, options)
 
 
 METHOD = Method(
@@ -17,4 +17,5 @@ METHOD = Method(
     configure=_configure,
     summary="Fair VFL, asynchronous gradient coordinate-descent ascent under the DEO "
             "constraint ([C] Alg. 1-2, [J] Alg. 1-3)",
+    options=OPTIONS,
 )

@@ -7,11 +7,11 @@ from __future__ import annotations
 from repro.core.methods import Method
 from repro.fairvfl.fair_vfl import FairVFLConfig
 from repro.fairvfl.fedbcd import FedBCD
-from repro.fairvfl.methods._options import fair_vfl_config
+from repro.fairvfl.methods._options import OPTIONS, fair_vfl_config
 
 
 def _configure(problem, **options) -> FairVFLConfig:
-    return fair_vfl_config("FedBCD", False, options)
+    return fair_vfl_config(False, options)
 
 
 METHOD = Method(
@@ -19,4 +19,5 @@ METHOD = Method(
     algorithm=FedBCD,
     configure=_configure,
     summary="FedBCD ([C] ref. [7]): the Fair VFL round with lam = 0, every sample weighing 1/n",
+    options=OPTIONS,
 )

@@ -236,8 +236,10 @@ def run_mnist_cell(config: dict, ctx: RunContext) -> CellResult:
     sub = np.sort(np.random.default_rng(stream_seed("mnist-eval", seed)).choice(
         len(xe), size=config["eval_subset"], replace=False))
     xsub, ysub = xe[torch.from_numpy(sub)], ye[torch.from_numpy(sub)]
+    # eta and mu: cell fields a sweep may set (absent: the preset's, the paper's for "paper")
     spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
-                   config["eval_every"], config["preset"], backend=config["backend"])
+                   config["eval_every"], config["preset"], backend=config["backend"],
+                   eta=config.get("eta"), mu=config.get("mu"))
     diagnose = mdd_diagnose(problem, xs, xt, seed) if da == "MDD" else None
     state = train(problem, net, "mnist", spec, theta0,
                   lambda th: problem.accuracy(th, xsub, ysub), ctx, checkpoint_path(ctx),

@@ -61,7 +61,7 @@ def run_office_cell(config: dict, ctx: RunContext) -> dict:
     theta0 = net.init(torch.Generator().manual_seed(stream_seed(*base, "init")))
     yt_t = torch.from_numpy(yt)
     spec = RunSpec(config["algorithm"], config["rounds"], config["local_steps"],
-                   config["eval_every"])
+                   config["eval_every"], eta=config.get("eta"), mu=config.get("mu"))
     train(problem, net, "office", spec, theta0,
           lambda th: problem.accuracy(th, xt_t, yt_t), ctx, checkpoint_path(ctx))
     return summary_metrics(ctx.curves["round"], ctx.curves["acc"])

@@ -5,10 +5,11 @@ new file here is a new method (listed by ``repro list``, in no table until an ex
 ``methods`` names it).
 
 ``build(name, problem, *, init=None, rng=None, backend=None, **options)`` makes one by name on
-the clients' player-gradient oracle ``problem``; the options are those of
-:data:`repro.fedmm.methods._options.OPTIONS` (``blocks``, ``local_steps``, ``eta3``,
-``eta3_constant``), each method reading the ones it has (FedSGDA: one local step whatever
-``local_steps``; only FedMM has eta3), the defaults in each config dataclass.
+the clients' player-gradient oracle ``problem``; each method declares the options it reads
+(its config's fields: ``blocks``, ``local_steps``, FedMM's ``eta3``, ``eta3_constant``), a call
+may pass any option some method here declares and each method receives its own (FedSGDA: one
+local step whatever ``local_steps``; only FedMM has eta3); the defaults are in each config
+dataclass.
 """
 
 from __future__ import annotations

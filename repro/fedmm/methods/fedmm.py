@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.fedmm.fedmm import FedMM, FedMMConfig
 from repro.fedmm.methods._options import make_config
 
 
 def _configure(problem, **options) -> FedMMConfig:
-    return make_config(FedMMConfig, problem, options,
-                       ("blocks", "local_steps", "eta3", "eta3_constant"))
+    return make_config(FedMMConfig, problem, options)
 
 
 METHOD = Method(name="FedMM", algorithm=FedMM, configure=_configure,
                 summary="local GDA on augmented Lagrangians, client duals, eta3-weighted "
-                        "upload (Algorithm 3, eqs. (11)-(16))")
+                        "upload (Algorithm 3, eqs. (11)-(16))",
+                options=fields_of(FedMMConfig))

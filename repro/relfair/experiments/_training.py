@@ -29,7 +29,8 @@ from repro.relfair.methods import drfa, fedavg, safl, scaff_pd, scaff_pd_ia, sca
 from repro.relfair.methods._options import ALPHA, PHI
 from repro.relfair.metrics import client_metrics
 
-__all__ = ["SCALES", "TRAINED", "run_training", "shared_context", "training_problem"]
+__all__ = ["CELL_OPTIONS", "SCALES", "TRAINED", "run_training", "shared_context",
+           "training_problem"]
 
 # The library methods a training cell runs, by name, in Table 1's order (App. J.2): the tables
 # name their methods themselves (``_cells.TABLE1_METHODS``), so a method file added to
@@ -70,16 +71,24 @@ def training_problem(config: dict):
     return problem, theta0, rng
 
 
+# Hyperparameters a cell may set, by cell field -> method option; a cell without one runs the
+# paper's value (App. J.2; the method's config default, or ALPHA and PHI), so adding these
+# fields changed no existing cell. ``dro_alpha`` is the alpha of the ambiguity set: a cell's
+# ``alpha`` already names the Dirichlet concentration of the FedAvg search's partitions.
+CELL_OPTIONS = {"eta": "eta", "dro_alpha": "alpha", "phi": "phi", "sigma": "sigma",
+                "tau": "tau"}
+
+
 def _options(config: dict) -> dict:
-    """The method options of a cell: App. J.2's alpha and phi, its J, and ``tau`` and
-    ``local_work`` where the cell names them. A cell without ``local_work`` is the ``steps``
-    reading (the library's default is ``epochs``, the primary): passed explicitly, so those
-    records keep their numbers.
+    """The method options of a cell: App. J.2's alpha and phi, its J, ``local_work`` and the
+    hyperparameters of :data:`CELL_OPTIONS` the cell names. A cell without ``local_work`` is
+    the ``steps`` reading (the library's default is ``epochs``, the primary): passed
+    explicitly, so those records keep their numbers.
     """
     options = {"alpha": ALPHA, "phi": PHI, "local_steps": config["local_steps"],
                "local_work": config.get("local_work", "steps")}
-    if "tau" in config:
-        options["tau"] = config["tau"]
+    options.update({option: config[field] for field, option in CELL_OPTIONS.items()
+                    if field in config})
     return options
 
 

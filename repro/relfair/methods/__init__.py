@@ -4,12 +4,14 @@ Each module of this package defines ``METHOD = Method(name, algorithm, configure
 its name as Table 1 prints it, the algorithm class (``repro.relfair.fedavg``, ``safl``,
 ``drfa``, ``scaff_pd_ia``; Scaffold and Scaff-PD are :class:`ScaffPDIA` with the singleton
 ``{1/n}`` and with ``Delta_alpha``, App. J.2) and ``configure(problem, **options)``, the paper's
-configuration (App. J.2; docs/decisions.md#relfair-setting table). The options every ``configure``
-accepts, and reads only where it uses them, are ``_options.OPTIONS``: ``alpha``, ``phi`` of
-Lambda_phi(Delta_alpha, Delta_alpha) (0.2 and 0.2, App. J.2); ``local_steps`` J;
-``local_work`` (``"epochs"``: J local epochs, App. J.2's primary reading, the default;
-``"steps"``: J SGD steps); ``tau``, the server step of the Scaffold-type methods. SAFL takes
-one minibatch step per round under either reading (App. J.2 excludes it from J).
+configuration (App. J.2; docs/decisions.md#relfair-setting table). Each declares
+the options it reads (``Method.options``: its config's fields, and ``alpha``, ``phi`` of
+Lambda_phi(Delta_alpha, Delta_alpha) where it builds that set; 0.2 and 0.2, App. J.2); the
+common ones are ``local_steps`` J, ``local_work`` (``"epochs"``: J local epochs, App. J.2's
+primary reading, the default; ``"steps"``: J SGD steps), ``eta``, and ``tau``, the server step of
+the Scaffold-type methods. SAFL takes one minibatch step per round under either reading (App.
+J.2 excludes it from J). A call may pass any option some method here declares; each method
+receives its own (:mod:`repro.core.methods`).
 
 ``METHODS`` is every method found here (:func:`repro.core.methods.discover`), in module-name
 order: the library, listed by ``repro list``. No table reads it: each experiment names the
@@ -33,7 +35,7 @@ METHODS: dict[str, Method] = discover(__name__, __path__)
 
 def build(name: str, problem: Any, **kwargs: Any) -> Any:
     """``METHODS[name].build(problem, **kwargs)``: ``init``, ``rng``, ``backend`` and the
-    options of ``_options.OPTIONS``; an unknown name raises ``ValueError`` listing the known.
+    options the methods declare; an unknown name raises ``ValueError`` listing the known.
     """
     return _build(METHODS, name, problem, **kwargs)
 

@@ -4,18 +4,18 @@ steps), snapshot-loss dual ascent on Delta_alpha (docs/decisions.md#relfair-drfa
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.drfa import DRFA, DRFAConfig
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.methods._options import ambiguity
 
 
 def configure(problem: ClientProblem, **options) -> DRFAConfig:
-    given = used("DRFA", options, "alpha", "local_steps", "local_work")
-    dual_set = ambiguity(problem.n, given, phi=0.0)
-    return DRFAConfig(dual_set, **given)
+    dual_set = ambiguity(problem.n, options, phi=0.0)
+    return DRFAConfig(dual_set, **options)
 
 
 METHOD = Method("DRFA", DRFA, configure,
                 "DRFA, full participation: local SGD, dual ascent on Delta_alpha at a "
-                "snapshot (App. J.2)")
+                "snapshot (App. J.2)",
+                fields_of(DRFAConfig, exclude=("ambiguity",), extra=("alpha",)))

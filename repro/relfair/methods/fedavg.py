@@ -4,15 +4,15 @@ uniform average (docs/decisions.md#relfair-fedavg).
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.fedavg import FedAvg, FedAvgConfig
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import used
 
 
 def configure(problem: ClientProblem, **options) -> FedAvgConfig:
-    return FedAvgConfig(**used("FedAvg", options, "local_steps", "local_work"))
+    return FedAvgConfig(**options)
 
 
 METHOD = Method("FedAvg", FedAvg, configure,
-                "FedAvg: J local SGD epochs, uniform average (App. J.2)")
+                "FedAvg: J local SGD epochs, uniform average (App. J.2)",
+                fields_of(FedAvgConfig))

@@ -5,18 +5,18 @@
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.methods._options import ambiguity
 from repro.relfair.safl import SAFL, SAFLConfig
 
 
 def configure(problem: ClientProblem, **options) -> SAFLConfig:
-    given = used("SAFL", options, "alpha")
-    dual_set = ambiguity(problem.n, given, phi=0.0)
-    return SAFLConfig(dual_set)
+    dual_set = ambiguity(problem.n, options, phi=0.0)
+    return SAFLConfig(dual_set, **options)
 
 
 METHOD = Method("SAFL", SAFL, configure,
                 "Stochastic-AFL: one gradient step per round, dual ascent on Delta_alpha "
-                "(App. J.2)")
+                "(App. J.2)",
+                fields_of(SAFLConfig, exclude=("ambiguity",), extra=("alpha",)))

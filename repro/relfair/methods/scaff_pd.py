@@ -4,17 +4,17 @@
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.methods._options import ambiguity
 from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
 
 
 def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
-    given = used("Scaff-PD", options, "alpha", "local_steps", "local_work", "tau")
-    dual_set = ambiguity(problem.n, given, phi=0.0)
-    return ScaffPDIAConfig(dual_set, **given)
+    dual_set = ambiguity(problem.n, options, phi=0.0)
+    return ScaffPDIAConfig(dual_set, **options)
 
 
 METHOD = Method("Scaff-PD", ScaffPDIA, configure,
-                "Scaff-PD: Alg. 1 with Lambda = Delta_alpha (phi = 0; App. J.2)")
+                "Scaff-PD: Alg. 1 with Lambda = Delta_alpha (phi = 0; App. J.2)",
+                fields_of(ScaffPDIAConfig, exclude=("ambiguity",), extra=("alpha",)))

@@ -4,18 +4,18 @@ Delta_alpha), App. J.2's alpha = phi = 0.2 (docs/decisions.md#relfair-algorithm)
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import ambiguity, used
+from repro.relfair.methods._options import ambiguity
 from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
 
 
 def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
-    given = used("Scaff-PD-IA", options, "alpha", "phi", "local_steps", "local_work", "tau")
-    dual_set = ambiguity(problem.n, given)
-    return ScaffPDIAConfig(dual_set, **given)
+    dual_set = ambiguity(problem.n, options)
+    return ScaffPDIAConfig(dual_set, **options)
 
 
 METHOD = Method("Scaff-PD-IA", ScaffPDIA, configure,
                 "Scaff-PD-IA (the paper's method): Alg. 1 with Lambda_phi(Delta_alpha, "
-                "Delta_alpha) (§5, App. J.2)")
+                "Delta_alpha) (§5, App. J.2)",
+                fields_of(ScaffPDIAConfig, exclude=("ambiguity",), extra=("alpha", "phi")))

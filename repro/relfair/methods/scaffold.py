@@ -4,17 +4,17 @@ singleton ambiguity set {1/n} (alpha = 1, phi = 0; docs/decisions.md#relfair-sca
 
 from __future__ import annotations
 
-from repro.core.methods import Method
+from repro.core.methods import Method, fields_of
 from repro.relfair.federated import ClientProblem
-from repro.relfair.methods._options import used
 from repro.relfair.problem import RelativeAmbiguitySet
 from repro.relfair.scaff_pd_ia import ScaffPDIA, ScaffPDIAConfig
 
 
 def configure(problem: ClientProblem, **options) -> ScaffPDIAConfig:
     return ScaffPDIAConfig(RelativeAmbiguitySet(problem.n, 1.0, 1.0, 0.0),
-                           **used("Scaffold", options, "local_steps", "local_work", "tau"))
+                           **options)
 
 
 METHOD = Method("Scaffold", ScaffPDIA, configure,
-                "Scaffold: Alg. 1 with Lambda = {1/n} (App. J.2)")
+                "Scaffold: Alg. 1 with Lambda = {1/n} (App. J.2)",
+                fields_of(ScaffPDIAConfig, exclude=("ambiguity",)))
