@@ -98,7 +98,11 @@ class QuadraticEngine(ClientEngine):
         out_losses, grads = self._oracle(params, idx)
         return (out_losses if losses else None), grads
 
-    def _sgd_step(self, u, idx, mask, buffers, lr, lr_corr) -> None:
+    def _sgd_step(self, u, idx, mask, buffers, lr, lr_corr, term=None, rows=None) -> None:
+        if term is not None:   # a method's local term at u, joining the correction
+            extra = tuple(lr * t for t in term(u, rows))
+            lr_corr = extra if lr_corr is None else tuple(
+                c + e for c, e in zip(lr_corr, extra, strict=True))
         _, g = self._oracle(u, idx)
         for ui, gi, ci in zip(u, g, lr_corr or (None,) * len(u), strict=True):
             if ci is not None:
