@@ -66,9 +66,9 @@ def schedule_one_round_ahead(mp):
 def epochs_one_step_short(mp):
     original = ClientEngine._local_sgd_scheduled
 
-    def planted(self, theta, lr, draws, steps, correction, snapshot_at, active):
+    def planted(self, theta, lr, draws, steps, correction, snapshot_at, active, term=None):
         return original(self, theta, lr, draws, steps, correction, snapshot_at,
-                        (active - 1).clamp(min=0))
+                        (active - 1).clamp(min=0), term)
     mp.setattr(ClientEngine, "_local_sgd_scheduled", planted)
 
 

@@ -78,10 +78,11 @@ def steps_path_correction_sign(mp):
     """The per-step local SGD (the ``steps`` reading's path) with c_i - c for c - c_i."""
     original = ClientEngine._local_sgd_stacked
 
-    def planted(self, theta, lr, draws, steps, correction, snapshot_at, active=None):
+    def planted(self, theta, lr, draws, steps, correction, snapshot_at, active=None,
+                term=None):
         if active is None and correction is not None:
             correction = tuple(-c for c in correction)
-        return original(self, theta, lr, draws, steps, correction, snapshot_at, active)
+        return original(self, theta, lr, draws, steps, correction, snapshot_at, active, term)
     mp.setattr(ClientEngine, "_local_sgd_stacked", planted)
 
 
