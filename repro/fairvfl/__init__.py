@@ -41,8 +41,8 @@ _EXPORTS = {
     "eo_expected": "eo", "ceo_expected": "ceo", "roc_eo_expected": "roc_eo",
     "metrics_from_scores": "evaluate", "metrics_from_decisions": "evaluate",
     "metrics_from_predictor": "evaluate",
-    # DFP/DFN readings of [J] §5.2 and the registered diagnostics
-    "METRIC_READINGS": "metric_readings", "DIAGNOSTICS": "diagnostics",
+    # DFP/DFN readings of [J] Sec. 5.2
+    "METRIC_READINGS": "metric_readings",
     # the trained methods, one module each (name -> repro.core.methods.Method)
     "METHODS": "methods",
     # the messages of the protocol

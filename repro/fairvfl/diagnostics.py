@@ -1,6 +1,5 @@
 """Cheap diagnostics behind the Fair VFL deviation entries.
 
-``DIAGNOSTICS`` is the registry: id -> ``Diagnostic`` (title, the claim it tests, function).
 ``majority_vs_eo`` needs only the data splits and the printed values (no training run);
 ``dfpdfn_reading_counts`` reads existing records (a metric reading needs no rerun);
 ``adult_constraint_cost`` trains. All are handed the printed rows (``reported``: objects with
@@ -26,8 +25,7 @@ than reading ``repro/reported/*.csv`` themselves: this module imports ``repro.co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse
@@ -46,13 +44,6 @@ EO_ROWS = {  # (reported CSV stem, method name in it, metric): the EO accuracy e
     "C_tableI_LM": ("fairvfl_conf_table1", "EO", "AC_pct"),
 }
 
-
-@dataclass(frozen=True)
-class Diagnostic:
-    id: str
-    title: str
-    claim: str
-    function: Callable[..., dict]
 
 
 def majority_accuracy(dataset: str, seeds: Iterable[int] = range(5)) -> dict:
@@ -310,27 +301,4 @@ def adult_constraint_cost(reported, T: int = 2000, seeds: Iterable[int] = (0,),
                 for name, rows in runs.items()}
     return {"printed": printed_adult_accuracy(reported), "ours": ours, "per_seed": per_seed,
             "T": int(T), "seeds": list(seeds)}
-
-
-DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
-    Diagnostic("fairvfl.majority_vs_eo",
-               "constant majority classifier vs the printed EO accuracies",
-               "[J] Table 1 ADULT FedBCD + EO 73.23 % is below the constant majority "
-               "classifier, which satisfies equalized odds exactly; [C] Table I and [J] "
-               "Table 1 print EO accuracies several points apart for nearly the same LM",
-               majority_vs_eo),
-    Diagnostic("fairvfl.dfpdfn_reading_counts",
-               "DFP/DFN rows of [J] Table 1 each metric reading fits (from records)",
-               "[J] §5.2 gives no formula for DFP/DFN; the readings of METRIC_READINGS are "
-               "told apart by how many printed rows they fit",
-               dfpdfn_reading_counts),
-    Diagnostic("fairvfl.adult_constraint_cost",
-               "ADULT LM: accuracy the constraint costs against FairVFL(0.5), ours and [J]'s",
-               "[J]'s FairVFL(0.5) (constraint inactive) prints 2.0-2.4 pt below its own "
-               "FedBCD; against that row the constraint costs [J] 0.3-1.7 pt and costs us "
-               "nothing: it converts false negatives of high-earning women (FedBCD TPR below "
-               "men's); the reading N^s = every sample of a group (rejected: Definition 1 "
-               "says 'have a positive label') is run beside it with the loss it produces",
-               adult_constraint_cost),
-)}
 

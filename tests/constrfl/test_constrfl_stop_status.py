@@ -96,9 +96,8 @@ def test_table2_rows_name_the_stop_status():
 
 
 def test_rho_freeze_diagnostic_at_smoke_scale():
-    from repro.constrfl.experiments.diagnostics import DIAGNOSTICS, rho_freeze
+    from repro.constrfl.experiments.diagnostics import rho_freeze
 
-    assert DIAGNOSTICS["constrfl.rho_freeze"].function is rho_freeze
     out = rho_freeze(n=1, trial=1, subsample=2000, t_max=50, t_points=(10, 50),
                      rhos=(1e6, 1e8), floor_iters=20)
     assert out["tau"] == 1e-3 and out["d"] == 38

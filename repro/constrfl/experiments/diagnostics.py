@@ -1,7 +1,5 @@
 """Diagnostics behind the constrfl deviation entries.
 
-``DIAGNOSTICS`` is the registry: id -> :class:`Diagnostic` (title, the claim it tests, function).
-
 ``constrfl.rho_freeze``: why Table 2's paper set (beta 10, s_bar 1e-3, rho_i = 1e8, Sec. 5.2)
 leaves w at w^0. It runs the first call of Algorithm 2 of that set (outer iteration k = 0, from
 w^0, mu = 0; the package's classes, flags off) on the Table 2 problem for ``t_max`` rounds
@@ -32,9 +30,6 @@ Scale: ``subsample`` rows as Table 2's smoke cells (2,000) or 0 for the paper's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
 from repro.constrfl.admm import ClientSide, InexactADMM, ServerSide
@@ -44,15 +39,8 @@ from repro.constrfl.proxal import FedProxAL
 from repro.constrfl.start import ProxALInit
 from repro.constrfl.subsolvers import newton_solve
 
-__all__ = ["DIAGNOSTICS", "Diagnostic", "first_admm_call", "inner_floor", "rho_freeze"]
+__all__ = ["first_admm_call", "inner_floor", "rho_freeze"]
 
-
-@dataclass(frozen=True)
-class Diagnostic:
-    id: str
-    title: str
-    claim: str
-    function: Callable[..., dict]
 
 
 def first_admm_call(n: int, trial: int, subsample: int, rho: float, t_max: int,
@@ -125,14 +113,3 @@ def rho_freeze(n: int = 5, trial: int = 1, subsample: int = 0, t_max: int = 200,
     vals = np.array(list(law.values()))
     out["rho_law_spread"] = float(vals.max() / vals.min() - 1.0)
     return out
-
-
-DIAGNOSTICS: dict[str, Diagnostic] = {d.id: d for d in (
-    Diagnostic("constrfl.rho_freeze",
-               "Table 2 paper set (rho = 1e8): w movement and the (23) certificate against T, "
-               "the c/rho law, and the float64 floor of the inner solves",
-               "with rho_i = 1e8 Algorithm 2 moves w by c/rho per round (the exact-arithmetic "
-               "rate of (65), not round-off), so the T <= 50 calls leave w at w^0 and (23) "
-               "is never met; float64 bounds the inner tolerance only from round t* on",
-               rho_freeze),
-)}

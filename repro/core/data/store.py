@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import urllib.request
 from collections.abc import Iterator
@@ -185,13 +184,6 @@ def fetch(dataset: str, file: str) -> Path:
             _missing_message(rec, f"Download from {rec.url} failed: {exc}")) from exc
 
 
-def dataset_files(dataset: str) -> list[FileRecord]:
-    recs = [r for (d, _), r in manifest().items() if d == dataset]
-    if not recs:
-        raise KeyError(f"no dataset {dataset!r} in the data manifest")
-    return recs
-
-
 def verify_all(datasets: list[str] | None = None) -> Iterator[tuple[FileRecord, str, str]]:
     """Yield ``(record, status, detail)`` for every manifest file; status is ok/corrupt/missing.
 
@@ -209,13 +201,3 @@ def verify_all(datasets: list[str] | None = None) -> Iterator[tuple[FileRecord, 
             yield rec, "ok", str(path)
         except DataFileCorrupt as exc:
             yield rec, "corrupt", str(exc)
-
-
-def copy_into_cache(src: Path, dataset: str, file: str) -> Path:
-    """Place a file obtained by hand into the cache after verifying it."""
-    rec = record(dataset, file)
-    verify(src, rec)
-    dest = cache_dir() / dataset / file
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
-    return dest
