@@ -39,12 +39,3 @@ class Upload:
 
     party: int
     u: np.ndarray
-
-
-def payload_floats(message: ActiveBroadcast | PassiveBroadcast | Upload) -> int:
-    """Number of floats a message carries (docs/decisions.md#fairvfl-roles table: n + 2, n, n)."""
-    if isinstance(message, ActiveBroadcast):
-        return message.z.size + message.lam.size
-    if isinstance(message, PassiveBroadcast):
-        return message.nu.size
-    return message.u.size

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from repro.relfair.models import Params
 
@@ -90,16 +89,3 @@ class LossReport:
 
 
 SERVER_TO_CLIENT = (ModelBroadcast, ControlBroadcast)
-
-
-def payload_tensors(message) -> list[torch.Tensor | np.ndarray]:
-    """Every array a message carries (for the tests that inspect payloads; DRFA's integer
-    snapshot step is not an array).
-    """
-    out = []
-    for value in message.__dict__.values():
-        if isinstance(value, tuple):
-            out += list(value)
-        elif isinstance(value, torch.Tensor | np.ndarray):
-            out.append(value)
-    return out

@@ -13,10 +13,19 @@ from repro.core.roundoff import gamma
 from repro.core.validation import DivergenceError
 from repro.fairvfl.fair_vfl import FairVFL, FairVFLConfig, VFLRoundMessages
 from repro.fairvfl.instances import linear_blocks, synthetic_instance
-from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload, payload_floats
+from repro.fairvfl.messages import ActiveBroadcast, PassiveBroadcast, Upload
 from repro.fairvfl.models import LinearBlock, MLPBlock
 from repro.fairvfl.parties import ActiveParty, PassiveParty
 from repro.fairvfl.problem import VFLProblem
+
+
+def payload_floats(message: ActiveBroadcast | PassiveBroadcast | Upload) -> int:
+    """Number of floats a message carries (docs/decisions.md#fairvfl-roles table: n + 2, n, n)."""
+    if isinstance(message, ActiveBroadcast):
+        return message.z.size + message.lam.size
+    if isinstance(message, PassiveBroadcast):
+        return message.nu.size
+    return message.u.size
 
 
 def _instance(seed=0, n=200, m=9, K=3):

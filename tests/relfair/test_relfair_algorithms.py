@@ -33,7 +33,6 @@ from repro.relfair.messages import (
     LossReport,
     ModelBroadcast,
     ModelReport,
-    payload_tensors,
 )
 from repro.relfair.metrics import client_metrics
 from repro.relfair.models import init_params
@@ -41,6 +40,17 @@ from repro.relfair.problem import RelativeAmbiguitySet
 
 D_IN, N_CLIENTS = 30, 10
 SETUP = TrainSetup(batch=8, hidden=50, dropout=0.5)
+
+
+def payload_tensors(message) -> list[torch.Tensor | np.ndarray]:
+    """Every array a message carries (DRFA's integer snapshot step is not an array)."""
+    out = []
+    for value in message.__dict__.values():
+        if isinstance(value, tuple):
+            out += list(value)
+        elif isinstance(value, torch.Tensor | np.ndarray):
+            out.append(value)
+    return out
 
 
 @pytest.fixture(scope="module")
