@@ -193,10 +193,9 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     of the (b, d, d) systems and Armijo backtracking whose trial points are evaluated with
     value AND gradient in one pass over the rows (an accepted trial's gradient is the next
     iteration's, so no point is evaluated twice). ``clip`` > 0 floors the Hessian's
-    eigenvalues (nonconvex phi, fairness), docs/decisions.md#constrfl-subproblem-solvers
-    ``merit_at_start`` = ``(P(U0),
-    grad P(U0))`` or ``(P(U0), grad P(U0), parts)`` when the caller has them (the previous
-    round's output), else computed.
+    eigenvalues (nonconvex phi, fairness), docs/decisions.md#constrfl-subproblem-solvers.
+    ``merit_at_start`` = ``(P(U0), grad P(U0)[, parts])`` when the caller has them (the
+    previous round's output), else computed.
 
     Logistic blocks: the pass that evaluates a point also keeps its per-row parts
     (:meth:`Merit.value_grad_parts`), and the Hessian at that point, the next iteration's (or
@@ -204,18 +203,15 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     matrix, bit for bit, without another ``Xw`` and elementwise pass.
 
     ``hess_cache`` (a dict kept by the caller across the rounds of one Algorithm-2 call, where
-    P is fixed and the iterates move little): the parties' last Hessians of phi (rho and the
-    clip included). A party steps with its cached matrix while that step is a full Armijo
-    step that cuts ``||grad phi||_inf`` at least 4-fold (or meets the tolerance); otherwise its
-    Hessian is recomputed for its next step. Every step is a descent step on phi with a
-    positive-definite matrix and the stopping rule is the same, so only the work changes
-    (a Hessian costs d/2 passes over the rows, a cached step none).
+    P is fixed and the iterates move little): the parties' last Hessians of phi (rho, clip
+    included). A party keeps its matrix while its step is a full Armijo step that cuts
+    ``||grad phi||_inf`` 4-fold (or meets the tolerance), else recomputes it. Every step is a
+    descent step with a positive-definite matrix and the stopping rule is unchanged: only the
+    work changes (a Hessian costs d/2 passes over the rows, a cached step none).
 
-    ``grad_at`` (b, d), optional: also return ``grad P`` at these points (``SolveInfo.grad_at``;
-    a client's (22) at the broadcast ``w^{t+1}``). A logistic block of at least
-    ``PAIRED_MIN_ROWS`` rows per party (:attr:`LogisticBlock.paired`) evaluates them in the
-    same pass over the rows as the first trial point of all parties
-    (:meth:`Merit.value_grad_and_grad_at`); otherwise :meth:`Merit.grad` does after the solve.
+    ``grad_at`` (b, d), optional: also return ``grad P`` there (``SolveInfo.grad_at``; a
+    client's (22) at the broadcast ``w^{t+1}``), in the pass of the first all-party trial
+    point on a paired logistic block (:attr:`LogisticBlock.paired`), else after the solve.
     """
     U = np.array(U0, dtype=float, copy=True)
     b, d = U.shape
@@ -227,14 +223,8 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     vP, gP, parts, have, owned = _start(merit, U, merit_at_start, keep)
     fval, g = _phi_from_merit(vP, gP, U, lin, rho, ctr)
     res = np.abs(g).max(axis=1)
-    Hc = hess_cache.get("H") if hess_cache is not None else None
-    usable = np.zeros(b, dtype=bool)
-    if Hc is not None and Hc.shape == (b, d, d):
-        usable[:] = hess_cache["usable"]
-    else:
-        Hc = np.zeros((b, d, d))
-    sub_key, sub = None, merit
-    g_at = None
+    Hc, usable = _cached_hessians(hess_cache, b, d)
+    sub_key, sub, g_at = None, merit, None
     pair = grad_at is not None and getattr(getattr(merit, "block", None), "paired", False)
     for _ in range(max_iter):
         todo = res > tol
@@ -246,20 +236,14 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
             li, ci = _rows(lin, idx), _rows(ctr, idx)
         Ui, gi, f0 = U[idx], g[idx], fval[idx]
         _refresh_hessians(Hc, usable, idx, sub, Ui, parts, have, rho, clip)
-        Hs = Hc[idx]
-        try:
-            step = -np.linalg.solve(Hs, gi[..., None])[..., 0]
-        except np.linalg.LinAlgError as exc:
-            raise _breakdown(Hs, idx) from exc
+        step = _newton_direction(Hc[idx], gi, idx)
         slope = np.einsum("bi,bi->b", gi, step)
         t = np.ones(len(idx))
         trial = Ui + step
-        if pair and g_at is None and len(idx) == b:    # the trial and grad_at in one pass
-            vt, gtP, tparts, g_at = merit.value_grad_and_grad_at(trial, grad_at, keep)
-        elif keep:
-            vt, gtP, tparts = sub.value_grad_parts(trial)
-        else:
-            (vt, gtP), tparts = _merit_value_grad(sub, trial), None
+        both = pair and g_at is None and len(idx) == b     # the trial and grad_at in one pass
+        vt, gtP, tparts, g_new = _evaluate_trial(merit, sub, trial, grad_at if both else None,
+                                                 keep)
+        g_at = g_new if both else g_at
         ft, gt = _phi_from_merit(vt, gtP, trial, li, rho, ci)
         t = _backtrack(sub, keep, Ui, step, slope, f0, trial, t, (vt, gtP, tparts, ft, gt),
                        li, ci, rho)
@@ -278,6 +262,39 @@ def newton_solve(merit: Merit, U0, lin, rho, ctr, tol, *, max_iter: int = 100,
     if grad_at is not None and g_at is None:
         g_at = merit.grad(grad_at)
     return U, SolveInfo(res, iters, res <= tol, (vP, gP, out_parts), g_at)
+
+
+def _cached_hessians(hess_cache: dict | None, b: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The caller's kept Hessians and which parties may step with them (none if the stack's
+    shape changed), else an empty stack.
+    """
+    Hc = hess_cache.get("H") if hess_cache is not None else None
+    usable = np.zeros(b, dtype=bool)
+    if Hc is not None and Hc.shape == (b, d, d):
+        usable[:] = hess_cache["usable"]
+    else:
+        Hc = np.zeros((b, d, d))
+    return Hc, usable
+
+
+def _newton_direction(Hs: np.ndarray, gi: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``-H⁻¹ g`` for each running party; a singular matrix is a named breakdown."""
+    try:
+        return -np.linalg.solve(Hs, gi[..., None])[..., 0]
+    except np.linalg.LinAlgError as exc:
+        raise _breakdown(Hs, idx) from exc
+
+
+def _evaluate_trial(merit: Merit, sub: Merit, trial, grad_at, keep: bool):
+    """Value, gradient and (logistic blocks) per-row parts of P at the first trial point;
+    with ``grad_at`` (all parties running, paired block) also ``grad P`` there, in the same
+    pass over the rows. Returns ``(value, grad, parts, grad_at or None)``.
+    """
+    if grad_at is not None:
+        return merit.value_grad_and_grad_at(trial, grad_at, keep)
+    if keep:
+        return (*sub.value_grad_parts(trial), None)
+    return (*_merit_value_grad(sub, trial), None, None)
 
 
 def clip_spectrum(H: np.ndarray, clip: float) -> np.ndarray:
