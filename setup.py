@@ -10,7 +10,7 @@
    ``theory`` too (``theory/__init__.py``), in the process that runs it only.
 2. **The commit the wheel was built from** is written into it (``repro/_build_commit.txt``),
    so the records an installed wheel makes name their commit
-   (``repro.engine.code_identity.git_commit``) instead of leaving the field empty.
+   (``repro.engine.run.code_identity.git_commit``) instead of leaving the field empty.
 """
 
 from __future__ import annotations

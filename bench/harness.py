@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from threadpoolctl import threadpool_limits
 
-    from repro.engine.executors import keep_freed_memory
+    from repro.engine.run.executors import keep_freed_memory
 
     keep_freed_memory()      # as in the engine's cells: freed memory stays in the process
     chosen = {n: f for n, f in load_benchmarks().items() if fnmatch.fnmatchcase(n, args.only)}

@@ -11,10 +11,13 @@ repro where [--results DIR] [--out DIR]
 repro --version
 
 This module parses the arguments and calls the engine, which does and says each command's work
-(:mod:`repro.engine.listing`, :mod:`~repro.engine.runner` and :mod:`~repro.engine.run_report`,
-:mod:`~repro.engine.figures_run`, :mod:`~repro.engine.compare_run`,
-:mod:`~repro.engine.verify`, :mod:`~repro.engine.data_command`). A command that ends in an
-exception says it in one line (:mod:`repro.engine.errors`): an error raised on purpose about
+(:mod:`repro.engine.commands.listing`, :mod:`~repro.engine.run.runner` and
+:mod:`~repro.engine.commands.run_report`,
+:mod:`~repro.engine.commands.figures_run`, :mod:`~repro.engine.commands.compare_run`,
+:mod:`~repro.engine.commands.verify`, :mod:`~repro.engine.commands.data_command`). A command that
+ends in an
+exception says it in one line (:mod:`repro.engine.commands.errors`): an error raised on purpose
+about
 bad input as its message (exit status 2), anything else with its type and the ``file:line``
 where it arose (exit status 1; ``-v`` prints the traceback).
 """
@@ -209,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(args) -> int:
-    from repro.engine.listing import list_experiments
+    from repro.engine.commands.listing import list_experiments
 
     extra = {"details": True} if getattr(args, "details", False) else {}
     return list_experiments(getattr(args, "results", None), **extra)
@@ -219,11 +222,11 @@ def cmd_run(args) -> int:
     from repro.engine.registry import select_suggesting
 
     if args.list_stale:
-        from repro.engine.run_report import list_stale
+        from repro.engine.commands.run_report import list_stale
 
         return list_stale(select_suggesting(args.name), args.scale, args.results)
-    from repro.engine.run_report import report_sweep
-    from repro.engine.runner import run_experiments
+    from repro.engine.commands.run_report import report_sweep
+    from repro.engine.run.runner import run_experiments
 
     return report_sweep(run_experiments(
         select_suggesting(args.name), args.scale, jobs=args.jobs, backend=args.backend,
@@ -232,7 +235,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from repro.engine.figures_run import render_figures
+    from repro.engine.commands.figures_run import render_figures
     from repro.engine.registry import select_suggesting
 
     return render_figures(select_suggesting(args.name), args.scale, args.results, args.out)
@@ -240,25 +243,25 @@ def cmd_figures(args) -> int:
 
 def cmd_compare(args) -> int:
     if args.against_committed:
-        from repro.engine.against import against_committed
+        from repro.engine.commands.against import against_committed
 
         if not args.names:
             raise ValueError("--against-committed needs the experiments to compare (NAME ...), "
                              "e.g. repro compare constrfl.table4 --against-committed")
         return against_committed(args.names, args.scale, args.results, args.out)
-    from repro.engine.compare_run import run_compare
+    from repro.engine.commands.compare_run import run_compare
 
     return run_compare(args.names, args.scale, args.results, args.out)
 
 
 def cmd_verify(args) -> int:
-    from repro.engine.verify import verify_command
+    from repro.engine.commands.verify import verify_command
 
     return verify_command(args.name, args.sample, args.seed, args.max_seconds, args.out)
 
 
 def cmd_data(args) -> int:
-    from repro.engine.data_command import data_command
+    from repro.engine.commands.data_command import data_command
 
     return data_command(args.action, args.datasets)
 
@@ -315,13 +318,13 @@ def _theory_argv(argv: list[str]) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from repro.engine.console import (
+    from repro.engine.commands.console import (
         interrupted,
         one_line_warnings,
         quiet_tracker_after_interrupt,
         silence_output,
     )
-    from repro.engine.progress import configure_logging
+    from repro.engine.run.progress import configure_logging
 
     argv = sys.argv[1:] if argv is None else list(argv)
     theory_argv = _theory_argv(argv)
@@ -347,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             silence_output()
         return 130
     except Exception as exc:  # noqa: BLE001 - said in one line (its traceback with -v)
-        from repro.engine.errors import error_lines, is_expected
+        from repro.engine.commands.errors import error_lines, is_expected
 
         try:
             for line in error_lines(args.command, exc, args.verbose):

@@ -171,7 +171,7 @@ def _repeat_config(scale: str = "reduced") -> tuple:
 
 def cmd_cell(args) -> int:
     """One reduced run of the repeat cell into ``--results`` (a subprocess of ``repeat``)."""
-    from repro.engine.runner import plan, run_cell
+    from repro.engine.run.runner import plan, run_cell
 
     exp, config = _repeat_config(args.scale)
     cell = next(c for c in plan(exp, args.scale) if c.config == config)
@@ -182,7 +182,7 @@ def cmd_cell(args) -> int:
 
 
 def cmd_repeat(args) -> int:
-    from repro.engine.records import scan_records
+    from repro.engine.records.records import scan_records
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,7 @@ def cmd_repeat(args) -> int:
 
 def cmd_plan(args) -> int:
     """Print :func:`stages` at ``--scale``: what each stage runs, in order."""
-    from repro.engine.planning import plan
+    from repro.engine.run.planning import plan
 
     for what, exp in stages(args.scale):
         cells = plan(exp, args.scale)
@@ -225,8 +225,8 @@ def cmd_sweep(args) -> int:
     """Every missing cell of :func:`stages`, in that order, ``--jobs`` at a time (one sweep: a
     worker that finishes takes the next cell of the plan, whatever its stage).
     """
-    from repro.engine.planning import diverged
-    from repro.engine.runner import run_experiments
+    from repro.engine.run.planning import diverged
+    from repro.engine.run.runner import run_experiments
 
     plan = stages(args.scale)
     t0 = time.perf_counter()
@@ -259,7 +259,7 @@ def _steps(config: dict, rounds: float) -> float:
 
 
 def cmd_pack(args) -> int:
-    from repro.engine.records import scan_records
+    from repro.engine.records.records import scan_records
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -315,7 +315,7 @@ def _check_record(rec, exp, shas: dict, accelerator: str) -> str:
     """
     from unittest import mock
 
-    from repro.engine import records
+    from repro.engine.records import records
 
     made_with = rec.versions.get("fedrepro", "")
     with mock.patch.object(records, "versions", return_value={"fedrepro": made_with}):
@@ -331,10 +331,10 @@ def _check_record(rec, exp, shas: dict, accelerator: str) -> str:
 
 def cmd_import(args) -> int:
     """Check and bring home the records of a ``records.tgz`` (see the module docstring)."""
-    from repro.engine import records
-    from repro.engine.code_identity import code_hash, stale_note
-    from repro.engine.planning import data_sha256
+    from repro.engine.records import records
     from repro.engine.registry import get, load_all
+    from repro.engine.run.code_identity import code_hash, stale_note
+    from repro.engine.run.planning import data_sha256
 
     load_all()
     results = Path(args.results) if args.results else _results()

@@ -13,7 +13,7 @@ changes in between leave the numbers as they are, which a complete run then chec
 
 The ledger holds no curves, so the experiments whose rows need them (constrfl Tables 1-2: each
 trial's per-client objectives) are taken from ``--results`` where it holds every cell, else from
-the committed ``comparison.csv``, re-judged from its columns (:mod:`repro.engine.rejudge`);
+the committed ``comparison.csv``, re-judged from its columns (:mod:`repro.engine.compare.rejudge`);
 every other row is recomputed from the ledger's metrics by the experiment's own ``reproduce``. A
 metric reading whose metrics the committed records lack (a reading added since) is left out and
 said. The ledger rows are the committed records of the commit in their ``commit`` column, so the
@@ -32,18 +32,18 @@ import dataclasses
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from repro.engine.causes import cause_counts, check_causes, diagnostics
-from repro.engine.compare import compare_readings
-from repro.engine.comparison_md import write_comparison
-from repro.engine.kept import merge
-from repro.engine.planning import collect as collect_records
-from repro.engine.planning import read_records
-from repro.engine.records import RunRecord, canonical_json
+from repro.engine.commands.verify import read_ledger
+from repro.engine.compare.causes import cause_counts, check_causes, diagnostics
+from repro.engine.compare.compare import compare_readings
+from repro.engine.compare.rejudge import rejudge_row
+from repro.engine.compare.verdict import is_primary
+from repro.engine.records.kept import merge
+from repro.engine.records.records import RunRecord, canonical_json
 from repro.engine.registry import load_all
-from repro.engine.rejudge import rejudge_row
-from repro.engine.report import paper_name
-from repro.engine.verdict import is_primary
-from repro.engine.verify import read_ledger
+from repro.engine.report.comparison_md import write_comparison
+from repro.engine.report.report import paper_name
+from repro.engine.run.planning import collect as collect_records
+from repro.engine.run.planning import read_records
 
 NEEDS_CURVES = ("constrfl.table1", "constrfl.table2")
 MIXED = "ledger+results"

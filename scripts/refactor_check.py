@@ -42,7 +42,8 @@ def _engine():
     import repro
 
     if (Path(repro.__file__).parent / "engine").is_dir():
-        from repro.engine import registry, runner
+        from repro.engine import registry
+        from repro.engine.run import runner
     else:  # the layout before issue 13
         from repro.core import registry, runner
     return registry, runner

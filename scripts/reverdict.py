@@ -1,9 +1,9 @@
-"""Apply the verdict rule of issue #28 (repro/engine/verdict.py) to the rows of a committed
+"""Apply the verdict rule of issue #28 (repro/engine/compare/verdict.py) to the rows of a committed
 ``comparison.csv``, without rerunning anything, where its columns suffice.
 
 Usage: ``python scripts/reverdict.py [figures/comparison.csv] [--out NOTES.md]``
 
-A thin command line over :func:`repro.engine.rejudge.reverdict` (the one implementation; a
+A thin command line over :func:`repro.engine.compare.rejudge.reverdict` (the one implementation; a
 partial ``repro compare NAME`` re-judges the rows it keeps with it): see that module for what
 the committed columns give and how a std pooled over clients is bounded or flagged
 ``needs_rerun``.
@@ -20,9 +20,9 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from repro.engine.rejudge import reverdict
-from repro.engine.report import paper_name
-from repro.engine.verdict import NEEDS_RERUN, VERDICTS, is_primary
+from repro.engine.compare.rejudge import reverdict
+from repro.engine.compare.verdict import NEEDS_RERUN, VERDICTS, is_primary
+from repro.engine.report.report import paper_name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         if new != r["verdict"]:
             (flagged if new == "needs_rerun" else changed).append((r, new, d))
     kinds = (*VERDICTS, NEEDS_RERUN)
-    lines = [f"# Reverdict of {args.csv} (primary readings) under repro/engine/verdict.py", "",
+    lines = [f"# Reverdict of {args.csv} (primary readings) under "
+             "repro/engine/compare/verdict.py", "",
              "| paper | " + " | ".join(f"{v} before/after" for v in kinds) + " |",
              "|---|" + "---|" * len(kinds)]
     for p in sorted(before):

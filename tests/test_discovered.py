@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 
 from repro.engine import registry
-from repro.engine.compare import check_claims, compare, heading_anchor, load_reported
-from repro.engine.runner import plan_readings, run_cell, run_experiments
+from repro.engine.compare.compare import check_claims, compare, heading_anchor, load_reported
+from repro.engine.run.runner import plan_readings, run_cell, run_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"docs/([\w./-]+\.md)#([\w-]+)")

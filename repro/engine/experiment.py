@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from repro.core.validation import check_finite
-from repro.engine.progress import LOGGER
 from repro.engine.readings import AS_WRITTEN, Reading, check_readings, select_readings
-from repro.engine.records import RunRecord, canonical_json
-from repro.engine.seedstats import SeedValues, check_over
+from repro.engine.records.records import RunRecord, canonical_json
+from repro.engine.report.seedstats import SeedValues, check_over
+from repro.engine.run.progress import LOGGER
 
 # ``extended``: a larger budget than ``reduced`` that needs hardware beyond the default machine
 # (fedmm's figures on a GPU); ``auto`` picks it only where its records exist (runner.auto_scale).
@@ -132,14 +132,14 @@ class Reproduced(SeedValues):
     ``key`` holds the CSV's identifying columns (e.g. ``{"dataset": "adult", "method": "FedBCD"}``);
     ``values`` one value of the reported statistic per independent run, and ``over`` says over
     what (``"seeds"``, ``"trials"``, ``"runs"``): a list pooled over clients or rounds is refused
-    (:func:`repro.engine.seedstats.check_over`), because its std is not the noise of the
+    (:func:`repro.engine.report.seedstats.check_over`), because its std is not the noise of the
     statistic. ``converged``: one boolean per value where a run can end uncertified (e.g. an
     ADMM stop whose test was not met); only converged runs enter the mean and the band, and the
     row says ``k of N``. ``n_planned``: the runs the protocol asks for (lost runs are said too).
     ``n_paper``: how many independent runs the printed number averages (None: unknown, then no
     noise band can be formed); ``paper_std_over``: what the printed std is taken over when it is
     not over those runs (e.g. ``"trials x clients"``): it then bounds a ``match`` as printed but
-    enters neither the noise band nor the spread comparison (:mod:`repro.engine.verdict`).
+    enters neither the noise band nor the spread comparison (:mod:`repro.engine.compare.verdict`).
 
     ``printed_units``: how many units of its last printed digit a printed value is known to
     (0.5 for one rounding; 1 where the paper rounded twice, e.g.
@@ -290,10 +290,10 @@ class Experiment:
     accelerator: Callable[[dict], str] | None = None
     # ``(filename, loader, made)``: without run records here, the claims are judged on the
     # committed output ``<figures>/<filename>`` read back by ``loader(path)`` (``made``: how it
-    # was made; repro.engine.from_outputs). None: claims without records are not_run.
+    # was made; repro.engine.records.from_outputs). None: claims without records are not_run.
     from_outputs: tuple[str, Callable[[Path], list[RunRecord]], str] | None = None
     # ``why(resolved scale) -> str``: under ``--scale auto``, the reason this machine leaves the
-    # cells to another one, ``""`` where they run here (repro.engine.planning.auto_elsewhere).
+    # cells to another one, ``""`` where they run here (repro.engine.run.planning.auto_elsewhere).
     elsewhere: Callable[[str], str] | None = None
 
     def __post_init__(self) -> None:
@@ -308,7 +308,7 @@ class Experiment:
     def resolve_scale(self, scale: str) -> str:
         """``auto`` is ``reduced`` if declared, else ``paper``; any other scale must be
         declared (``reduced`` where none is declared is an error, never a silent ``paper``).
-        ``auto`` never gives ``extended`` here: :func:`repro.engine.runner.auto_scale` picks it
+        ``auto`` never gives ``extended`` here: :func:`repro.engine.run.runner.auto_scale` picks it
         where its records exist.
         """
         if scale == "auto":

@@ -3,7 +3,8 @@
 ``majority_vs_eo`` needs only the data splits and the printed values (no training run);
 ``dfpdfn_reading_counts`` reads existing records (a metric reading needs no rerun);
 ``adult_constraint_cost`` trains. All are handed the printed rows (``reported``: objects with
-``stem, metric, key, value``, as ``repro.engine.compare.load_reported()`` returns them) rather
+``stem, metric, key, value``, as ``repro.engine.compare.compare.load_reported()`` returns them)
+rather
 than reading ``repro/reported/*.csv`` themselves: this module imports ``repro.core`` and
 ``repro.fairvfl`` only (no engine, docs/design.md layout rule 2).
 
@@ -20,7 +21,7 @@ than reading ``repro/reported/*.csv`` themselves: this module imports ``repro.co
   FairVFL(0.5) row beside the printed one, with the test TPR/FPR per group that show what the
   constraint converts. Its size (``T``, ``seeds``) is a parameter: the default (T = 2000, one
   seed) takes about 2 min on one core. Run it (any size) as
-  ``adult_constraint_cost(repro.engine.compare.load_reported(), T=..., seeds=...)``.
+  ``adult_constraint_cost(repro.engine.compare.compare.load_reported(), T=..., seeds=...)``.
 """
 
 from __future__ import annotations

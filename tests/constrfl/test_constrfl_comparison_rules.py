@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from repro.constrfl.experiments import reproduce
-from repro.engine.compare import ReportedRow, verdict_for
+from repro.engine.compare.compare import ReportedRow, verdict_for
 
 
 class _Rec:

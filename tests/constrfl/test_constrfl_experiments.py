@@ -140,8 +140,8 @@ def test_table4_and_table3_smoke_feed_the_comparison(tmp_path):
     import dataclasses
 
     from repro.constrfl.experiments.table3 import TABLE3
-    from repro.engine.compare import compare
-    from repro.engine.runner import run_experiments
+    from repro.engine.compare.compare import compare
+    from repro.engine.run.runner import run_experiments
 
     exps = {"constrfl.table3": TABLE3, "constrfl.table4": table4.TABLE4}
     # n = 1 cells only (the n = 5 smoke cells add nothing to what is asserted here).

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from repro.engine import registry
-from repro.engine.code_identity import code_hash
-from repro.engine.planning import plan_readings
+from repro.engine.run.code_identity import code_hash
+from repro.engine.run.planning import plan_readings
 
 
 def _configs(name: str, scale: str) -> set[str]:

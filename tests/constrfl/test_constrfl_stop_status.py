@@ -19,8 +19,8 @@ from repro.constrfl.proxal import (
     FedProxAL,
 )
 from repro.constrfl.start import ProxALInit
-from repro.engine.records import RunRecord
-from repro.engine.runner import plan
+from repro.engine.records.records import RunRecord
+from repro.engine.run.runner import plan
 
 
 def _run(**kw):

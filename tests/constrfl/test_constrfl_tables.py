@@ -13,8 +13,8 @@ import pytest
 
 from repro.constrfl.experiments import render
 from repro.constrfl.experiments.render import PopMeasured, paper_cell
-from repro.engine.records import RunRecord
-from repro.engine.report import REPORTED_DIR
+from repro.engine.records.records import RunRecord
+from repro.engine.report.report import REPORTED_DIR
 
 
 def _printed(stem: str, **key) -> dict:

@@ -137,9 +137,9 @@ def test_unknown_experiment_lists_the_known_ones(capsys):
 
 def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeypatch):
     from repro.cli import main
-    from repro.engine.compare import _why_missing
+    from repro.engine.compare.compare import _why_missing
     from repro.engine.registry import load_all
-    from repro.engine.runner import collect
+    from repro.engine.run.runner import collect
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     monkeypatch.syspath_prepend(str(fixtures))
@@ -158,9 +158,9 @@ def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
     summed wall times and the span from the first cell's start to the last one's finish.
     """
     from repro.demo.experiments import DEMO
-    from repro.engine.listing import measured_total
-    from repro.engine.planning import auto_scale, plan
-    from repro.engine.records import RunRecord, save_record
+    from repro.engine.commands.listing import measured_total
+    from repro.engine.records.records import RunRecord, save_record
+    from repro.engine.run.planning import auto_scale, plan
 
     out = isolated / "results"
     assert measured_total({"core.demo": DEMO}, out) == ""

@@ -169,7 +169,7 @@ def test_loky_worker_restart_is_explained_in_one_line(monkeypatch, capsys):
         warnings.simplefilter("always")
         assert main(["list"]) == 0
     err = capsys.readouterr().err
-    from repro.engine.console import WORKER_RESTART_NOTE
+    from repro.engine.commands.console import WORKER_RESTART_NOTE
 
     assert err.count(WORKER_RESTART_NOTE) == 1
     assert "warnings.warn(" not in err and "A worker stopped" not in err
@@ -179,7 +179,7 @@ def test_loky_worker_restart_is_explained_in_one_line(monkeypatch, capsys):
 
 def test_cells_held_by_another_run_show_as_in_progress(demo_data, capsys):
     from repro.engine.registry import load_all
-    from repro.engine.runner import lock_path, plan
+    from repro.engine.run.runner import lock_path, plan
 
     exp = load_all()["core.demo"]
     cell = plan(exp, "smoke")[0]
@@ -227,9 +227,9 @@ def test_list_is_aligned_says_each_cost_once_and_counts_what_run_runs(capsys):
 
 def test_list_counts_match_the_runner(demo_data, capsys):
     """The count `repro list` shows is what `repro run` computes: relfair.table1 at smoke."""
-    from repro.engine.listing import run_cells
+    from repro.engine.commands.listing import run_cells
     from repro.engine.registry import load_all
-    from repro.engine.runner import plan_readings
+    from repro.engine.run.runner import plan_readings
 
     exp = load_all()["relfair.table1"]
     assert run_cells(exp, "smoke") == len(plan_readings(exp, "smoke", "all")) == 22

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repro.engine.report import known_papers
+from repro.engine.report.report import known_papers
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from repro.cli import main
-from repro.engine.against import row_agreements, row_bound
-from repro.engine.tolerance import BEYOND, BITWISE, WITHIN, tolerance_for
+from repro.engine.commands.against import row_agreements, row_bound
+from repro.engine.compare.tolerance import BEYOND, BITWISE, WITHIN, tolerance_for
 
 
 @pytest.fixture

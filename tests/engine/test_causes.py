@@ -1,4 +1,4 @@
-"""Causes of deviating rows (repro/engine/causes.py) and fitted readings (repro/engine/
+"""Causes of deviating rows (repro/engine/compare/causes.py) and fitted readings (repro/engine/
 fitted.py) on hand-made comparison rows: every cause of the vocabulary, the evidence each one
 needs, and the check that fails a deviating row without it.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from repro.engine import causes as C
-from repro.engine.causes import (
+from repro.engine.compare import causes as C
+from repro.engine.compare.causes import (
     Alternative,
     Diagnostic,
     Inconsistency,
@@ -17,8 +17,8 @@ from repro.engine.causes import (
     check_causes,
     claim_causes,
 )
-from repro.engine.fitted import FittedReading, declare_fitted, fit, key_of
-from repro.engine.reported import ReportedRow
+from repro.engine.compare.fitted import FittedReading, declare_fitted, fit, key_of
+from repro.engine.compare.reported import ReportedRow
 
 
 def _row(reading, value, verdict, key="dataset=a;method=M", primary=None, made="abc", **kw):
@@ -35,7 +35,7 @@ def registry(monkeypatch):
     monkeypatch.setattr(C, "_ALTERNATIVES", {})
     monkeypatch.setattr(C, "_INCONSISTENCIES", [])
     monkeypatch.setattr(C, "_DIAGNOSTICS", {})
-    import repro.engine.fitted as F
+    import repro.engine.compare.fitted as F
 
     monkeypatch.setattr(F, "_FITTED", {})
     return C

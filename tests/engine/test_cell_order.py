@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from repro.engine.cell_order import ledger_costs, longest_first
+from repro.engine.run.cell_order import ledger_costs, longest_first
 
 
 def _ledger(folder, experiment, rows):

@@ -10,9 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from repro.engine.cited import CitationRefused, Measured, cite, reading_of, under
+from repro.engine.compare.cited import CitationRefused, Measured, cite, reading_of, under
 from repro.engine.readings import Reading
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 
 STEPS = Reading("steps", "local steps", basis="Alg. 2", primary=False)
 EPOCHS = Reading("epochs", "local epochs", basis="App. J.2", overrides={"local_work": "epochs"},

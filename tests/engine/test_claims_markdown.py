@@ -2,7 +2,7 @@
 
 import re
 
-from repro.engine.compare import write_claims
+from repro.engine.compare.compare import write_claims
 
 
 def test_pipes_in_claim_cells_are_escaped(tmp_path):
@@ -22,7 +22,7 @@ def _claim_rows(md: str) -> int:
 
 
 def test_claims_repeat_under_a_reading_only_where_it_changes_what_they_measure(tmp_path):
-    from repro.engine.compare import check_claims
+    from repro.engine.compare.compare import check_claims
     from repro.engine.experiment import Claim, Experiment
 
     def reads_loss(records):
@@ -30,7 +30,7 @@ def test_claims_repeat_under_a_reading_only_where_it_changes_what_they_measure(t
 
     exp = Experiment("x.t", "t", "p.txt", cells=lambda s: [], run_cell=lambda c, x: None,
                      claims=(Claim("loss claim", "S1", reads_loss),))
-    from repro.engine.records import RunRecord
+    from repro.engine.records.records import RunRecord
 
     def rec(loss):
         return RunRecord("x.t", {"a": 1}, "k", 0, metrics={"loss": loss})
@@ -40,7 +40,7 @@ def test_claims_repeat_under_a_reading_only_where_it_changes_what_they_measure(t
     assert [(r["reading"], r["measured"]) for r in rows] == [("as-written", "loss 0.5"),
                                                             ("other", "loss 0.7")]
     # rows kept from an earlier claims.csv (strings, repeats included) are thinned the same way
-    from repro.engine.compare import write_claims
+    from repro.engine.compare.compare import write_claims
 
     kept = [{**r, "primary": str(r["primary"]), "experiment": "x.t", "scale": "paper"}
             for r in rows] + [{**rows[0], "reading": "same", "primary": "False"}]
@@ -50,7 +50,7 @@ def test_claims_repeat_under_a_reading_only_where_it_changes_what_they_measure(t
 
 def test_claim_counts_agree_in_console_claims_md_and_report(isolated, capsys):
     from repro.cli import main
-    from repro.engine.compare import counts_line, write_claims
+    from repro.engine.compare.compare import counts_line, write_claims
 
     # rows read back from a claims.csv carry 'False' strings: never counted as primary
     rows = [{"experiment": "x.t", "claim": f"c{i}", "source": "S", "measured": "m",

@@ -2,7 +2,7 @@
 
 An expected error (a message fedrepro raises on purpose about bad input) is its message alone,
 exit status 2; anything else is said with its type and the ``file:line`` where it arose, exit
-status 1, and ``-v`` prints the full traceback first (:mod:`repro.engine.errors`).
+status 1, and ``-v`` prints the full traceback first (:mod:`repro.engine.commands.errors`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 import repro
-import repro.engine.listing as listing
+import repro.engine.commands.listing as listing
 from repro import cli
 from repro.cli import main
-from repro.engine import compare
-from repro.engine.errors import error_lines, is_expected, place
+from repro.engine.commands.errors import error_lines, is_expected, place
+from repro.engine.compare import compare
 
 ROOT = Path(repro.__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().relative_to(ROOT).as_posix()
@@ -85,7 +85,7 @@ def test_an_error_in_repro_code_is_placed_relative_to_the_checkout(monkeypatch, 
     err = capsys.readouterr().err.splitlines()
     line = _line_of(compare.default_experiment_name, "stem.partition")
     assert err[0] == ("repro list: error: AttributeError: 'NoneType' object has no attribute "
-                      f"'partition' (at repro/engine/compare.py:{line})")
+                      f"'partition' (at repro/engine/compare/compare.py:{line})")
 
 
 def test_a_library_error_names_the_library_line_and_ours(monkeypatch, capsys):
@@ -171,7 +171,7 @@ def test_a_cell_error_is_placed_where_the_cell_raised_it_also_in_a_worker(isolat
     where = err[err.index(head[0]) + 1]  # the message's second line, then the place
     worker = " in a worker" if jobs == "2" else ""
     assert where.startswith(f"second line (at tests/fixtures/sweep_plugin.py:{line}{worker}, "
-                            "called from repro/engine/runner.py:")
+                            "called from repro/engine/run/runner.py:")
     assert "  in cell test.flaky {'i': 1}" in err
 
 

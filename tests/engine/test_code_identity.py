@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.engine import code_identity, registry
-from repro.engine.code_identity import (
+from repro.engine import registry
+from repro.engine.run import code_identity
+from repro.engine.run.code_identity import (
     _REPRO,
     OUTPUT_ENGINE,
     OUTPUT_ONLY,
@@ -72,8 +73,9 @@ def test_a_core_projection_edit_stales_the_papers_that_import_it_only(monkeypatc
 
 
 @pytest.mark.parametrize("rel", ["relfair/experiments/render.py", "constrfl/experiments/claims.py",
-                                 "fedmm/experiments/reproduce.py", "engine/report.py",
-                                 "engine/plotting.py", "engine/compare.py", "cli.py"])
+                                 "fedmm/experiments/reproduce.py", "engine/report/report.py",
+                                 "engine/report/plotting.py", "engine/compare/compare.py",
+                                 "cli.py"])
 def test_output_only_edits_stale_nothing(monkeypatch, exps, rel):
     assert _edited(monkeypatch, exps, rel) == set()
 

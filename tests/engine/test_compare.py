@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.cli import main
-from repro.engine.compare import (
+from repro.engine.compare.compare import (
     ReportedRow,
     check_claims,
     compare,
@@ -20,7 +20,7 @@ from repro.engine.compare import (
     verdict_for,
 )
 from repro.engine.experiment import CellResult, Claim, Experiment, Reproduced
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS_PER_CSV = {"constrfl_table1": 84, "constrfl_table2": 28, "constrfl_table3": 9,
@@ -232,8 +232,8 @@ def _table_after(md: str, heading_line: str) -> list[list[str]]:
 def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
     from collections import Counter
 
-    from repro.engine.compare import VERDICTS, write_comparison
-    from repro.engine.report import paper_name
+    from repro.engine.compare.compare import VERDICTS, write_comparison
+    from repro.engine.report.report import paper_name
 
     rows = _synthetic_rows()
     md_path, csv_path = write_comparison(rows, tmp_path)
@@ -254,7 +254,7 @@ def test_comparison_opens_with_counts_equal_to_the_rows(tmp_path):
 
 
 def test_comparison_lists_every_deviating_row_with_its_cause_and_evidence(tmp_path):
-    from repro.engine.compare import write_comparison
+    from repro.engine.compare.compare import write_comparison
 
     rows = _synthetic_rows()
     md = write_comparison(rows, tmp_path)[0].read_text()
@@ -273,7 +273,7 @@ def test_comparison_lists_every_deviating_row_with_its_cause_and_evidence(tmp_pa
 
 
 def test_comparison_without_deviations_says_so(tmp_path):
-    from repro.engine.compare import write_comparison
+    from repro.engine.compare.compare import write_comparison
 
     rows = [r for r in _synthetic_rows() if r["verdict"] != "deviates"]
     md = write_comparison(rows, tmp_path)[0].read_text()
@@ -298,7 +298,7 @@ def test_substitute_data_is_counted_apart_and_refused_without_a_linked_entry(tmp
     out = verdict_for(row, sub, "")
     assert out["verdict"] == "substitute_data" and out["reproduced"] == 0.9
     assert "#constrfl-table-1-data" in out["reason"] and "0.9" in out["reason"]
-    from repro.engine.compare import VERDICTS, check_substitute_link, summary
+    from repro.engine.compare.compare import VERDICTS, check_substitute_link, summary
     assert "substitute_data" in VERDICTS
     counts = summary([{**out, "paper_file": "p.txt"},
                       {**verdict_for(row, _rep([0.27]), ""), "paper_file": "p.txt"}])

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.engine.causes import check_causes
-from repro.engine.verdict import RULE_ID, is_primary
+from repro.engine.compare.causes import check_causes
+from repro.engine.compare.verdict import RULE_ID, is_primary
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"

@@ -32,8 +32,10 @@ import torch
 import repro
 from repro.cli import main
 from repro.core.methods import discover
-from repro.engine import code_identity, registry, report
-from repro.engine.runner import plan, run_cell
+from repro.engine import registry
+from repro.engine.report import report
+from repro.engine.run import code_identity
+from repro.engine.run.runner import plan, run_cell
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-paper.md"
 FENCE = re.compile(r"```(\w+) (repro/[\w/.]+)\n(.*?)```", flags=re.S)

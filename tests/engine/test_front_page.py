@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 
 from repro.engine.experiment import CellResult, Experiment
-from repro.engine.overview import claim_words, front_page, verdict_words, write_overview
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
+from repro.engine.report.overview import claim_words, front_page, verdict_words, write_overview
 
 
 def test_verdict_words_from_counts():
@@ -93,10 +93,10 @@ def test_the_committed_rows_give_each_answer_a_why_linked_to_its_section(tmp_pat
     import shutil
     from pathlib import Path
 
-    from repro.engine.compare import section_link
-    from repro.engine.kept import previous_claims, previous_comparison
+    from repro.engine.compare.compare import section_link
+    from repro.engine.records.kept import previous_claims, previous_comparison
     from repro.engine.registry import load_all
-    from repro.engine.why import heading_anchors
+    from repro.engine.report.why import heading_anchors
 
     figures = Path(__file__).resolve().parents[2] / "figures"
     shutil.copy(figures / "comparison.md", tmp_path / "comparison.md")
@@ -125,8 +125,8 @@ def test_the_committed_rows_give_each_answer_a_why_linked_to_its_section(tmp_pat
 
 
 def test_accelerator_time_is_apart_and_a_committed_table_is_not_zero_cells():
-    from repro.engine.front_page import _coverage
-    from repro.engine.overview import _compute_time
+    from repro.engine.report.front_page import _coverage
+    from repro.engine.report.overview import _compute_time
 
     exp = _exp("fedmm.fig2", "Fig. 2", n_cells=9)
     gpu = [RunRecord("fedmm.fig4", {"device": "cuda", "seed": i}, f"g{i}", i,
@@ -143,7 +143,7 @@ def test_accelerator_time_is_apart_and_a_committed_table_is_not_zero_cells():
 
 
 def test_reasons_are_cut_at_words_and_raw_float_reprs_shortened():
-    from repro.engine.why import first_sentence, plain_numbers, shorten
+    from repro.engine.report.why import first_sentence, plain_numbers, shorten
 
     long = "ADMM round " * 40
     cut = shorten(long, 50)

@@ -8,7 +8,7 @@ import csv
 from pathlib import Path
 
 from repro.cli import main
-from repro.engine.kept import merge, previous_claims, previous_comparison, provenance_lines
+from repro.engine.records.kept import merge, previous_claims, previous_comparison, provenance_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_claims_md_of_an_older_format_is_parsed_with_escaped_pipes_and_linked_re
         "|---|---|---|---|---|---|\n"
         "| fairvfl.conf_fig1 | AC up | [C] | a \\| b | fail | paper |\n"
         "| relfair.fig1 | centers | Fig. 1 | 0.1 | pass | paper |\n")
-    from repro.engine.compare import section_link
+    from repro.engine.compare.compare import section_link
 
     fail, ok = previous_claims(tmp_path, section_link)
     assert fail["measured"] == "a | b" and fail["verdict"] == "fail"
@@ -84,7 +84,7 @@ def test_cli_partial_compare_keeps_other_experiments_and_a_full_compare_keeps_no
     kept = [r for r in rows if r["experiment"] == "fairvfl.conf_table1"]
     # kept rows of an older rule are re-judged from their committed columns (issue #28):
     # what the one implementation gives them, never their old verdict unexamined
-    from repro.engine.rejudge import REJUDGED, is_current, rejudge_row
+    from repro.engine.compare.rejudge import REJUDGED, is_current, rejudge_row
 
     want = [rejudge_row(r)["verdict"] for r in fair]
     assert [r["verdict"] for r in kept] == want

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from repro.engine.experiment import CellResult, Experiment
-from repro.engine.overview import write_overview
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
+from repro.engine.report.overview import write_overview
 
 
 def test_overview_counts(tmp_path):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from repro.engine.causes import inconsistencies, paper_notes
-from repro.engine.noise import declared
+from repro.engine.compare.causes import inconsistencies, paper_notes
+from repro.engine.compare.noise import declared
+from repro.engine.compare.reported import load_reported
 from repro.engine.registry import load_all
-from repro.engine.reported import load_reported
 
 
 @pytest.fixture(scope="module")

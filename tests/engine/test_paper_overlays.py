@@ -14,9 +14,9 @@ import repro.fairvfl.experiments.render as fairvfl_render
 import repro.fedmm.experiments.render as fedmm_render
 import repro.fedmm.experiments.render_curves as fedmm_curves
 import repro.relfair.experiments.render as relfair_render
-from repro.engine import plotting
-from repro.engine.records import RunRecord
-from repro.engine.report import (
+from repro.engine.records.records import RunRecord
+from repro.engine.report import plotting
+from repro.engine.report.report import (
     Measured,
     Table,
     coverage_text,

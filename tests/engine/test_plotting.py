@@ -10,7 +10,13 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import MaxNLocator
 
-from repro.engine.plotting import figure, mathtext, plot_mean_band, save_figure, shared_legend
+from repro.engine.report.plotting import (
+    figure,
+    mathtext,
+    plot_mean_band,
+    save_figure,
+    shared_legend,
+)
 
 
 def _labelled(ax, title="t"):
@@ -122,7 +128,7 @@ def test_an_x_label_may_be_shared_by_a_column(tmp_path):
 
 
 def test_a_smoke_figure_is_marked_across_it_and_in_its_title(tmp_path):
-    from repro.engine.plotting import SMOKE_WORD, rendering_smoke
+    from repro.engine.report.plotting import SMOKE_WORD, rendering_smoke
 
     def drawn(title):
         fig, ax = figure()

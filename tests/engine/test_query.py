@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from repro.engine import query as q
 from repro.engine.experiment import Reproduced
-from repro.engine.records import RunRecord
+from repro.engine.records import query as q
+from repro.engine.records.records import RunRecord
 
 
 def _rec(method, dataset, seed, acc, status="ok", **extra):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from repro.demo.experiments import DEMO
-from repro.engine.code_identity import code_hash
 from repro.engine.experiment import CellResult, Experiment, RunContext, cell_seed, read_as
 from repro.engine.readings import AS_WRITTEN, Reading
-from repro.engine.records import record_key
-from repro.engine.runner import collect, data_sha256, plan, plan_readings, run_experiment
+from repro.engine.records.records import record_key
+from repro.engine.run.code_identity import code_hash
+from repro.engine.run.runner import collect, data_sha256, plan, plan_readings, run_experiment
 
 
 def _cells(scale):
@@ -85,7 +85,7 @@ def test_reading_declarations_are_checked():
 
 
 def test_metric_reading_names_a_missing_metric():
-    from repro.engine.records import RunRecord
+    from repro.engine.records.records import RunRecord
 
     rec = RunRecord(experiment="toy.readings", config={}, key="k", seed=0, metrics={"value": 1})
     with pytest.raises(KeyError, match="value_sum"):
@@ -97,7 +97,7 @@ def test_metric_reading_names_a_missing_metric():
 def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
     import csv
 
-    from repro.engine.compare import ReportedRow, compare_readings, write_comparison
+    from repro.engine.compare.compare import ReportedRow, compare_readings, write_comparison
     from repro.engine.experiment import Reproduced
 
     def reproduce(records):
@@ -108,7 +108,7 @@ def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
     exp = Experiment(name="toy.table", title="toy", paper="002_fd6ea8b278c89851.txt", cells=_cells,
                      run_cell=_run, reported=("toy_table",), reproduce=reproduce,
                      readings=(PRIMARY, SUMMED))
-    from repro.engine.records import RunRecord
+    from repro.engine.records.records import RunRecord
 
     def recs(v):
         return [RunRecord(experiment="toy.table", config={"seed": s}, key=str(s), seed=s,
@@ -155,9 +155,9 @@ def test_ordering_claim_below_two_seed_stds_is_inconclusive():
 
 
 def test_failing_and_inconclusive_claims_link_their_reason(tmp_path):
-    from repro.engine.compare import check_claims, write_claims
+    from repro.engine.compare.compare import check_claims, write_claims
     from repro.engine.experiment import Claim
-    from repro.engine.records import RunRecord
+    from repro.engine.records.records import RunRecord
 
     claims = (Claim("always true", "nowhere", lambda r: (True, "ok")),
               Claim("always false", "nowhere", lambda r: (False, "no"),

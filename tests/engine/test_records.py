@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from repro.engine.records import RunRecord, load_record, record_key, save_record
+from repro.engine.records.records import RunRecord, load_record, record_key, save_record
 
 
 def _rec(**kw):

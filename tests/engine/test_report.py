@@ -8,8 +8,8 @@ import io
 import numpy as np
 import pytest
 
-from repro.engine.plotting import figure, save_figure
-from repro.engine.report import Table, mean_std, write_table
+from repro.engine.report.plotting import figure, save_figure
+from repro.engine.report.report import Table, mean_std, write_table
 
 
 def test_table_three_formats(tmp_path):
@@ -55,7 +55,7 @@ def test_figures_need_labels_and_are_saved_twice(tmp_path):
 # ---------------------------------------------------------------- issue #14 item 6: ours (paper)
 
 def test_measured_cells_show_ours_beside_the_paper_and_csv_is_numeric(tmp_path):
-    from repro.engine.report import Measured
+    from repro.engine.report.report import Measured
 
     t = Table("T", ["method", "acc", "note"])
     t.add("A", Measured((0.8, 0.9, 1.0), "0.85", "0.01", digits=2), "x")
@@ -76,7 +76,7 @@ def test_measured_cells_show_ours_beside_the_paper_and_csv_is_numeric(tmp_path):
 
 
 def test_paper_values_look_up_one_reported_row():
-    from repro.engine.report import paper_values
+    from repro.engine.report.report import paper_values
 
     conf = paper_values("fairvfl_conf_table1")
     assert conf.get("AC_pct", dataset="adult", method="FedBCD", epsilon="") == ("83.0", "0.0")
@@ -91,7 +91,7 @@ def test_paper_values_look_up_one_reported_row():
 
 
 def test_papers_are_named_by_title_and_year():
-    from repro.engine.report import known_papers, paper_name, papers_of
+    from repro.engine.report.report import known_papers, paper_name, papers_of
 
     PAPERS = known_papers()  # declared by the paper packages, none listed by the engine
 
@@ -102,7 +102,7 @@ def test_papers_are_named_by_title_and_year():
     assert [p.file_id for p in papers_of("fairvfl")] == ["000", "001"]
     assert len({p.name for p in PAPERS}) == 5  # the two fairvfl versions differ by version
     # every reported row's paper file has a name
-    from repro.engine.compare import load_reported
+    from repro.engine.compare.compare import load_reported
 
     assert {paper_name(r.paper_file) for r in load_reported()} == {p.name for p in PAPERS}
     with pytest.raises(ValueError, match="names no paper"):
@@ -110,9 +110,9 @@ def test_papers_are_named_by_title_and_year():
 
 
 def test_smoke_verdicts_carry_a_banner_in_comparison_and_report(tmp_path):
-    from repro.engine.compare import write_comparison
-    from repro.engine.overview import write_overview
-    from repro.engine.report import smoke_banner
+    from repro.engine.compare.compare import write_comparison
+    from repro.engine.report.overview import write_overview
+    from repro.engine.report.report import smoke_banner
 
     def row(exp, scale, verdict="match"):
         return {"experiment": exp, "paper_file": "003_733a787503856876.txt", "table": "1",

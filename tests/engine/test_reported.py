@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from repro.engine.reported import PaperValues, load_reported, read_reported, reported_files
+from repro.engine.compare.reported import PaperValues, load_reported, read_reported, reported_files
 
 
 def test_both_readers_give_every_printed_number_alike():

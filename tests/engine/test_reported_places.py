@@ -1,7 +1,8 @@
 """Every printed number of ``repro/reported/`` against the papers' texts.
 
 Each row of a reported CSV says where the paper prints it (``line``, ``cell``:
-:mod:`repro.engine.reported`). This test is the only code that reads the papers' texts: they lie
+:mod:`repro.engine.compare.reported`). This test is the only code that reads the papers' texts:
+they lie
 in ``../shared/papers/`` beside the checkout (as CI has them). It fails, never skips, when they
 are absent: a transcription that nothing checks is no transcription.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.engine.reported import REPORTED_DIR, load_reported, read_reported
+from repro.engine.compare.reported import REPORTED_DIR, load_reported, read_reported
 
 PAPERS = Path(__file__).resolve().parents[2].parent / "shared" / "papers"
 NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

@@ -1,5 +1,5 @@
 """The verdict rule on committed comparison rows from their committed columns:
-repro.engine.rejudge, which a partial `repro compare` applies to the rows it keeps and
+repro.engine.compare.rejudge, which a partial `repro compare` applies to the rows it keeps and
 scripts/reverdict.py prints for a whole committed comparison.csv.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from repro.engine.comparison_md import write_comparison
-from repro.engine.kept import previous_comparison
-from repro.engine.overview import verdict_words
-from repro.engine.rejudge import REJUDGED, rejudge_row, reverdict
-from repro.engine.verdict import NEEDS_RERUN, RULE_ID
+from repro.engine.compare.rejudge import REJUDGED, rejudge_row, reverdict
+from repro.engine.compare.verdict import NEEDS_RERUN, RULE_ID
+from repro.engine.records.kept import previous_comparison
+from repro.engine.report.comparison_md import write_comparison
+from repro.engine.report.overview import verdict_words
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +89,7 @@ def test_a_kept_old_rule_row_is_rejudged_keeping_where_its_numbers_come_from():
     assert fr["verdict"] == "deviates" and "paper inconsistency" in fr["reason"]
     assert "older rule: within_noise" in fr["reason"]
     # no docs link is attached to a row that now deviates: its cause is assigned with every
-    # other row's (repro.engine.causes)
+    # other row's (repro.engine.compare.causes)
     assert "docs/deviations.md#fairvfl" not in fr["reason"]
 
 
@@ -133,7 +133,7 @@ def test_the_kept_path_rejudges_and_the_outputs_say_it_plainly(tmp_path):
     assert "## Rows that need a rerun" in md
     assert "keep the verdicts of an earlier rule" not in md
     assert f"3 of its judged rows by a rule older than `{RULE_ID}`" in md
-    from repro.engine.overview import _rejudged_words
+    from repro.engine.report.overview import _rejudged_words
 
     assert _rejudged_words(kept) == (
         "; 3 rows re-judged by the current rule from the committed columns")

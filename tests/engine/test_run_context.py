@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from repro.engine import registry
-from repro.engine.compare import ReportedRow, verdict_for
+from repro.engine.compare.compare import ReportedRow, verdict_for
 from repro.engine.experiment import CellResult, Experiment, Reproduced, RunContext, cell_seed
-from repro.engine.runner import run_experiment
+from repro.engine.run.runner import run_experiment
 
 EXP = "demo.shared"
 

@@ -19,8 +19,8 @@ from repro.core.validation import DivergenceError
 from repro.demo.experiments import DEMO, LogRegConfig
 from repro.engine import registry
 from repro.engine.experiment import RunContext, cell_seed
-from repro.engine.records import record_path
-from repro.engine.runner import collect, executor, plan, run_experiment
+from repro.engine.records.records import record_path
+from repro.engine.run.runner import collect, executor, plan, run_experiment
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -166,8 +166,8 @@ def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, 
     next run does not retry it, --force does, the grid counts as complete, `repro run` exits 0
     and names it; any other failure is retried and exits 1.
     """
-    from repro.engine.planning import diverged, is_complete
-    from repro.engine.run_report import report_sweep
+    from repro.engine.commands.run_report import report_sweep
+    from repro.engine.run.planning import diverged, is_complete
 
     exp = plugins["test.diverging"]
     log = tmp_path / "computed.txt"
@@ -197,7 +197,7 @@ def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, 
     assert not is_complete(plugins["test.flaky"], "smoke", flaky.records)
     assert report_sweep([flaky]) == 1
     # a claim judged on part of a grid says on how many cells (issue 34)
-    from repro.engine.claimcheck import evidence
+    from repro.engine.compare.claimcheck import evidence
 
     rid = exp.primary_reading.id
     assert evidence(exp, "smoke", s.records, rid) == "on 2 of 3 cells (1 diverged): "
@@ -230,7 +230,7 @@ def test_cells_are_dispatched_one_at_a_time(isolated, monkeypatch):
     """
     import joblib
 
-    from repro.engine import runner
+    from repro.engine.run import runner
 
     seen = {}
     real = joblib.Parallel

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.engine.experiment import CellResult, Experiment
-from repro.engine.runner import run_experiments
+from repro.engine.run.runner import run_experiments
 
 
 def _cell(config: dict, ctx) -> CellResult:

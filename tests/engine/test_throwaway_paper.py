@@ -19,7 +19,8 @@ import pytest
 import repro
 import theory
 from repro.cli import main
-from repro.engine import registry, report
+from repro.engine import registry
+from repro.engine.report import report
 from theory import registry as theory_registry
 
 PAPER_FILE = "900_throwaway.txt"
@@ -34,7 +35,7 @@ def sample_mean(mu: float, n: int, rng: np.random.Generator) -> float:
 '''
 
 INIT = '''
-from repro.engine.report import Paper, declare_paper
+from repro.engine.report.report import Paper, declare_paper
 
 declare_paper(Paper("900", "A Throwaway Paper", "Nobody", 2026, "throwaway"))
 '''

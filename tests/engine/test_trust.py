@@ -22,8 +22,8 @@ import pytest
 
 from repro.cli import main
 from repro.engine import registry
-from repro.engine.records import record_path
-from repro.engine.runner import collect, plan, run_experiment
+from repro.engine.records.records import record_path
+from repro.engine.run.runner import collect, plan, run_experiment
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -65,7 +65,7 @@ def codeid(tmp_path, monkeypatch, isolated):
 # row 1 ----------------------------------------------------------------------------------------
 
 def test_code_edit_makes_records_stale_and_a_rerun_recomputes(codeid, isolated, capsys):
-    from repro.engine.code_identity import clear_cache, code_hash
+    from repro.engine.run.code_identity import clear_cache, code_hash
 
     path, exp = codeid
     assert main(["run", "test.codeid", "--scale", "smoke", "--no-progress"]) == 0
@@ -104,7 +104,7 @@ def test_seeds_do_not_depend_on_the_code(codeid):
 
 
 def test_code_hash_covers_the_cells_import_closure_not_its_renderer():
-    from repro.engine.code_identity import code_files
+    from repro.engine.run.code_identity import code_files
 
     exps = registry.load_all()
     files = code_files(exps["fairvfl.conf_table1"])
@@ -265,7 +265,7 @@ def test_two_runs_on_one_folder_compute_each_cell_once(tmp_path, plugins):
 
 
 def test_a_dead_processs_lock_is_taken_over(isolated, plugins):
-    from repro.engine.runner import lock_path
+    from repro.engine.run.runner import lock_path
 
     exp = plugins["test.sweep"]
     cells = plan(exp, "smoke")
@@ -300,7 +300,9 @@ def test_records_are_world_readable(isolated):
 _TRACKER_SCRIPT = """
 import sys
 if sys.argv[1] == "quiet":
-    from repro.engine.console import quiet_tracker_after_interrupt as _quiet_tracker_after_interrupt
+    from repro.engine.commands.console import (
+        quiet_tracker_after_interrupt as _quiet_tracker_after_interrupt,
+    )
     _quiet_tracker_after_interrupt()
 from joblib.externals.loky.backend import resource_tracker
 resource_tracker.ensure_running()
@@ -354,9 +356,9 @@ def test_stale_records_render_marked_in_caption_title_and_reason(isolated, monke
                                                                   capsys):
     import csv
 
-    import repro.engine.planning as planning
-    from repro.engine.code_identity import rendering_stale
-    from repro.engine.plotting import figure, save_figure
+    import repro.engine.run.planning as planning
+    from repro.engine.report.plotting import figure, save_figure
+    from repro.engine.run.code_identity import rendering_stale
 
     assert main(["run", "constrfl.table4", "--scale", "smoke", "--no-progress"]) == 0
     old = planning.code_hash(registry.get("constrfl.table4"))
@@ -398,7 +400,7 @@ def test_a_checkpoint_is_never_resumed_by_other_code(tmp_path):
 
 
 def test_an_unwritten_lock_is_busy_while_young_and_stale_when_old(isolated, plugins):
-    from repro.engine.runner import claim, lock_path
+    from repro.engine.run.runner import claim, lock_path
 
     exp = plugins["test.sweep"]
     lock = lock_path(isolated / "results", exp.name, plan(exp, "smoke")[0].key)

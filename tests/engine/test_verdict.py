@@ -1,4 +1,4 @@
-"""The verdict rule (repro/engine/verdict.py) on hand-made rows: every branch, with the
+"""The verdict rule (repro/engine/compare/verdict.py) on hand-made rows: every branch, with the
 numbers worked out by hand in the comments.
 """
 
@@ -10,10 +10,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from repro.engine.compare import ReportedRow, verdict_for
+from repro.engine.compare.compare import ReportedRow, verdict_for
+from repro.engine.compare.noise import NoiseModel
+from repro.engine.compare.verdict import RULE, RULE_ID, judge, sigma_diff, std_consistency
 from repro.engine.experiment import Reproduced
-from repro.engine.noise import NoiseModel
-from repro.engine.verdict import RULE, RULE_ID, judge, sigma_diff, std_consistency
 
 
 def _row(text="0.50", std=None):
@@ -180,7 +180,7 @@ def test_an_uncertified_run_is_never_the_evidence_of_a_noise_band():
     """Issue #31 with the rule of #28: the same numbers that are within_noise with certified
     runs are deviates when one run ended uncertified, and the row says how many were.
     """
-    from repro.engine.verdict import Certified
+    from repro.engine.compare.verdict import Certified
 
     vals = (0.50, 0.56, 0.44, 0.53, 0.47)
     common = dict(table="t", key={"k": "1"}, metric="m", values=vals, over="trials",
@@ -198,7 +198,7 @@ def test_an_uncertified_run_is_never_the_evidence_of_a_noise_band():
 
 
 def test_comparison_md_states_the_rule_first(tmp_path):
-    from repro.engine.compare import write_comparison
+    from repro.engine.compare.compare import write_comparison
 
     row = {"experiment": "p.t1", "paper_file": "003_733a787503856876.txt", "table": "1",
            "key": "k=1", "metric": "m", "reported": "1.52e-04", "reported_std": "",

@@ -14,11 +14,7 @@ import numpy as np
 import pytest
 
 from repro.cli import main
-from repro.engine import code_identity
-from repro.engine.ledger import curve_summary
-from repro.engine.registry import load_all
-from repro.engine.tolerance import U64, tolerance_for
-from repro.engine.verify import (
+from repro.engine.commands.verify import (
     DIFFERENT,
     EQUAL,
     STALE,
@@ -27,6 +23,10 @@ from repro.engine.verify import (
     sample_rows,
     verify,
 )
+from repro.engine.compare.tolerance import U64, tolerance_for
+from repro.engine.records.ledger import curve_summary
+from repro.engine.registry import load_all
+from repro.engine.run import code_identity
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_verify_flags_a_cell_whose_code_moved_as_stale(ledger, monkeypatch):
     real = code_identity.code_hash
     monkeypatch.setattr(code_identity, "code_hash",
                         lambda exp: "0" * 64 if exp.name == "relfair.fig2" else real(exp))
-    import repro.engine.planning as planning
+    import repro.engine.run.planning as planning
 
     monkeypatch.setattr(planning, "code_hash", code_identity.code_hash)
     outcomes = verify(read_ledger(ledger), load_all())
@@ -212,7 +212,7 @@ def test_cells_made_on_an_accelerator_are_not_drawn_without_one(ledger):
 
     import torch
 
-    from repro.engine.verify import recomputable_here
+    from repro.engine.commands.verify import recomputable_here
 
     rows = read_ledger(ledger)
     gpu = dataclasses.replace(rows[0], config={**rows[0].config, "device": "cuda"})
@@ -227,7 +227,7 @@ def test_the_documented_tolerance_table_is_the_declared_one():
     """docs/usage.md#verify-tolerance lists every family's n, T, precision and k as declared."""
     from pathlib import Path
 
-    from repro.engine.tolerance import FAMILIES
+    from repro.engine.compare.tolerance import FAMILIES
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text()
     section = doc.split('<a id="verify-tolerance"></a>', 1)[1]

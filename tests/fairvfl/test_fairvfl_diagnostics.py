@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.engine.compare import load_reported
+from repro.engine.compare.compare import load_reported
 from repro.fairvfl.diagnostics import majority_accuracy, majority_vs_eo
 from repro.fairvfl.eo import eo_program, solve_eo_program
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from repro.core.metrics import harmonic_mean
-from repro.engine.compare import load_reported
+from repro.engine.compare.compare import load_reported
 from repro.engine.experiment import RunContext
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.engine.registry import load_all
 from repro.fairvfl.experiments import claims as C
 from repro.fairvfl.experiments._cells import (
@@ -198,13 +198,13 @@ def test_a_new_method_file_changes_no_experiment(tmp_path, monkeypatch):
 
 def test_the_methods_an_experiment_names_are_in_its_code_identity():
     """Editing a method module (or its algorithm file) an experiment runs stales its records:
-    both are in the cells' import closure (repro.engine.code_identity), although
+    both are in the cells' import closure (repro.engine.run.code_identity), although
     repro.fairvfl.methods finds its modules dynamically.
     """
     import inspect
     import sys
 
-    from repro.engine.code_identity import code_files
+    from repro.engine.run.code_identity import code_files
     from repro.fairvfl.methods import METHODS
 
     exps = load_all()
@@ -225,7 +225,7 @@ def test_shared_runs_are_computed_once_and_do_not_depend_on_the_experiment(isola
     from dataclasses import replace
 
     from repro.engine.registry import get
-    from repro.engine.runner import run_experiments
+    from repro.engine.run.runner import run_experiments
 
     load_all()
     for small, big in (("conf_table1", "conf_fig1"), ("journal_fig1", "journal_table1"),

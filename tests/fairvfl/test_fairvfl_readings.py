@@ -8,9 +8,9 @@ import pytest
 
 from repro.engine.experiment import RunContext
 from repro.engine.readings import Reading
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.engine.registry import get
-from repro.engine.runner import plan, read_records
+from repro.engine.run.runner import plan, read_records
 from repro.fairvfl.experiments._cells import journal_lm_cells
 from repro.fairvfl.experiments._readings import (
     CONF_TABLE_READINGS,

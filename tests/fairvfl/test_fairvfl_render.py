@@ -8,7 +8,7 @@ import csv
 
 import pytest
 
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.fairvfl.experiments.render import render_conf_table1, render_journal_table
 
 PREFIXES = ("", "eo_", "ceo_", "eo_opp_", "ceo_w_")

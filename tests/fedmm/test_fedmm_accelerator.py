@@ -12,10 +12,10 @@ import json
 import pytest
 import torch
 
-from repro.engine import records
-from repro.engine.planning import collect, data_sha256, plan
+from repro.engine.records import records
 from repro.engine.registry import get, load_all
-from repro.engine.runner import run_experiment
+from repro.engine.run.planning import collect, data_sha256, plan
+from repro.engine.run.runner import run_experiment
 from repro.fedmm import training
 
 

@@ -13,10 +13,9 @@ import time
 import pytest
 import torch
 
-from repro.engine import runner
-from repro.engine.listing import list_experiments
-from repro.engine.planning import auto_elsewhere, collect, plan
-from repro.engine.records import (
+from repro.engine.commands.listing import list_experiments
+from repro.engine.commands.run_report import report_sweep
+from repro.engine.records.records import (
     STATUS_NOT_RUN,
     RunRecord,
     load_record,
@@ -24,8 +23,9 @@ from repro.engine.records import (
     save_record,
 )
 from repro.engine.registry import get
-from repro.engine.run_report import report_sweep
-from repro.engine.why import first_sentence, shorten
+from repro.engine.report.why import first_sentence, shorten
+from repro.engine.run import runner
+from repro.engine.run.planning import auto_elsewhere, collect, plan
 from repro.fedmm import training
 from repro.fedmm.experiments import _where
 
@@ -175,7 +175,7 @@ def test_repro_list_says_auto_leaves_them_to_a_gpu(cpu_only, monkeypatch, capsys
 
 def test_the_hook_is_outside_every_cell_code_identity():
     """Where to run is a policy, not a computation: editing ._where stales no record."""
-    from repro.engine.code_identity import code_files
+    from repro.engine.run.code_identity import code_files
 
     for name in (*FIGS, "fedmm.table1"):
         closure = {p.name for p in code_files(get(name))}
@@ -200,8 +200,8 @@ def test_compare_keeps_the_committed_gpu_table_and_says_why_the_cells_did_not_ru
     import shutil
     from pathlib import Path
 
-    from repro.engine.compare_run import run_compare
-    from repro.engine.figures_run import render_figures
+    from repro.engine.commands.compare_run import run_compare
+    from repro.engine.commands.figures_run import render_figures
 
     out, calls = cpu_only
     figures = out.parent / "figures"

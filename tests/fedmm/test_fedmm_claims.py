@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.fedmm.experiments import budgets as B
 from repro.fedmm.experiments import claims as C
 from repro.fedmm.experiments import tables as T
@@ -154,7 +154,7 @@ def test_verdicts_from_tables(tmp_path):
 
 
 def test_check_claims_maps_none_to_inconclusive():
-    from repro.engine.compare import check_claims
+    from repro.engine.compare.compare import check_claims
     from repro.engine.experiment import Claim, Experiment
 
     exp = Experiment(name="fedmm.fake", title="t", paper="p", cells=lambda s: [],
@@ -167,10 +167,11 @@ def test_check_claims_maps_none_to_inconclusive():
 
 
 def test_without_records_compare_judges_the_figure_claims_on_the_committed_tables(tmp_path):
-    """repro.engine.from_outputs: no fedmm run record here, so the claims of Figs. 2, 4 and 5
+    """repro.engine.records.from_outputs: no fedmm run record here, so the claims of Figs. 2, 4 and
+    5
     are judged on the per-seed tables, and every row says so; the curve claims stay not_run.
     """
-    from repro.engine.compare import check_claims
+    from repro.engine.compare.compare import check_claims
     from repro.engine.registry import load_all
 
     test_verdicts_from_tables(tmp_path)  # writes the three synthetic tables into tmp_path

@@ -1,6 +1,6 @@
 """The reduced MNIST-M figures average over seeds: seed_mean groups by config without seed."""
 
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.fedmm.experiments.render import seed_mean
 
 

@@ -11,10 +11,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from repro.engine.planning import diverged, is_complete
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.engine.registry import get, load_all
-from repro.engine.runner import run_experiment
+from repro.engine.run.planning import diverged, is_complete
+from repro.engine.run.runner import run_experiment
 from repro.fedmm import fedmm, training
 from repro.fedmm.experiments import render_curves
 from repro.fedmm.experiments.render import render_fig4, render_fig5

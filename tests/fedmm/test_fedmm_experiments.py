@@ -9,10 +9,10 @@ import pytest
 import torch
 from PIL import Image
 
-from repro.engine.compare import check_claims, compare, load_reported
+from repro.engine.compare.compare import check_claims, compare, load_reported
 from repro.engine.experiment import RunContext
 from repro.engine.registry import get, load_all
-from repro.engine.runner import run_experiment
+from repro.engine.run.runner import run_experiment
 from repro.fedmm import training
 from repro.fedmm.experiments._cells import run_mnist_cell
 from repro.fedmm.experiments.table1 import run_office_cell
@@ -140,7 +140,7 @@ def test_each_experiment_names_the_methods_its_cells_run_and_hashes_their_code()
     those method modules and the algorithm files behind them, so editing one stales the
     records (training.build finds a method by name, which a static closure cannot follow).
     """
-    from repro.engine.code_identity import code_files
+    from repro.engine.run.code_identity import code_files
     from repro.fedmm.methods import METHODS
 
     load_all()

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from repro.engine.compare import check_claims
-from repro.engine.records import STATUS_NOT_RUN, RunRecord, save_record
+from repro.engine.compare.compare import check_claims
+from repro.engine.records.records import STATUS_NOT_RUN, RunRecord, save_record
 from repro.engine.registry import get, load_all
-from repro.engine.runner import auto_scale, data_sha256, plan, run_experiment
+from repro.engine.run.runner import auto_scale, data_sha256, plan, run_experiment
 from repro.fedmm import training
 from repro.fedmm.experiments import claims as C
 from repro.fedmm.experiments import tables as T

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.fedmm.experiments.render import render_fig2
 
 

@@ -11,8 +11,8 @@ import csv
 import numpy as np
 import pytest
 
-from repro.engine.records import RunRecord
-from repro.engine.report import REPORTED_DIR
+from repro.engine.records.records import RunRecord
+from repro.engine.report.report import REPORTED_DIR
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments import claims as C
 from repro.fedmm.experiments import tables as T

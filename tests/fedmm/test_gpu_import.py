@@ -17,9 +17,9 @@ from unittest import mock
 import pytest
 import torch
 
-from repro.engine import records
-from repro.engine.planning import collect, data_sha256, plan
+from repro.engine.records import records
 from repro.engine.registry import get, load_all
+from repro.engine.run.planning import collect, data_sha256, plan
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_fedmm.py"
 
@@ -116,8 +116,8 @@ def test_the_committed_gpu_records_show_as_stale_in_report_and_claims(tmp_path, 
     this checkout's are named stale in REPORT.md's made-by column and claims.md's measured
     text, never as this code's; their numbers are what they were (the saving claim, e.g.).
     """
-    from repro.engine.code_identity import code_hash, stale_note
-    from repro.engine.compare_run import run_compare
+    from repro.engine.commands.compare_run import run_compare
+    from repro.engine.run.code_identity import code_hash, stale_note
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     load_all()
@@ -152,7 +152,7 @@ def test_the_sweep_plan_puts_the_frozen_runs_first_and_covers_every_cell_once(mo
     2), Fig. 5's 1+1 runs, the mu diagnostic, Fig. 2, Fig. 5's split settings; together every
     cell of the four experiments once, under the keys the experiments give them.
     """
-    from repro.engine.records import canonical_json
+    from repro.engine.records.records import canonical_json
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     load_all()

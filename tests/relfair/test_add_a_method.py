@@ -25,8 +25,8 @@ import torch
 
 import repro.relfair.methods as methods
 from repro.core.methods import discover
-from repro.engine import code_identity
 from repro.engine.registry import library_methods, load_all
+from repro.engine.run import code_identity
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-paper.md"
 MODULE = "repro.relfair.methods.fedprox"
@@ -44,7 +44,7 @@ def _relfair_snapshot() -> dict:
     """What a method file must not change: per relfair experiment, its cells at smoke and
     paper scale under every reading, its methods, its claims and its code identity.
     """
-    from repro.engine.runner import plan
+    from repro.engine.run.runner import plan
 
     code_identity.clear_cache()
     out = {}
@@ -152,8 +152,8 @@ def test_claims_ignore_a_record_of_a_method_no_table_names(fedprox):
     """Table 1's claims are judged on Table 1's methods: a FedProx record that would beat
     every method (lowest R_AB and Gini, best accuracy) changes no verdict and no number.
     """
-    from repro.engine.compare import check_claims
-    from repro.engine.records import RunRecord
+    from repro.engine.compare.compare import check_claims
+    from repro.engine.records.records import RunRecord
     from repro.relfair.experiments._cells import TABLE1_METHODS
 
     def rec(method, seed, k):

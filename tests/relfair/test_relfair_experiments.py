@@ -140,7 +140,7 @@ def test_smoke_run_compare_and_render(isolated, capsys):
     heads = re.findall(r"^#+ (.+)$", (ROOT / "docs" / "deviations.md").read_text(), flags=re.M)
     anchors = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
     assert "relfair-table-1-deviations" in anchors
-    from repro.engine.causes import CAUSES, check_causes
+    from repro.engine.compare.causes import CAUSES, check_causes
 
     for r in mnist:
         if r["verdict"] == "deviates":  # a cause of the vocabulary and its evidence

@@ -5,8 +5,8 @@ printed ``fail: no MNIST Scaff-PD-IA record``. Missing records make a claim ``no
 
 from __future__ import annotations
 
-from repro.engine.compare import check_claims
-from repro.engine.records import RunRecord
+from repro.engine.compare.compare import check_claims
+from repro.engine.records.records import RunRecord
 from repro.engine.registry import get
 
 METRICS = {"acc_all": 0.9, "R_AB": 2.0, "gini": 0.1, "acc_worst20": 0.8, "acc_best20": 0.95}

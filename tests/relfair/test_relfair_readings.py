@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.engine.runner import plan
+from repro.engine.run.runner import plan
 from repro.relfair.client_batch import ClientEngine
 from repro.relfair.clients import draw_round
 from repro.relfair.federated import ClientProblem, TrainSetup, epoch_schedule

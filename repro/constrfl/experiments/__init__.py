@@ -12,7 +12,7 @@ Output only (not part of a record's code identity): :mod:`.render` (tables and f
 
 from __future__ import annotations
 
-from repro.engine.report import Paper, declare_paper
+from repro.engine.report.report import Paper, declare_paper
 
 PAPER = "003_733a787503856876.txt"
 

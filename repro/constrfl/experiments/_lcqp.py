@@ -3,7 +3,7 @@
 :mod:`repro.constrfl.experiments.table4`.
 
 Apart from it so that a cell's code identity (its static import closure,
-:mod:`repro.engine.code_identity`) holds the computation and not the renderers.
+:mod:`repro.engine.run.code_identity`) holds the computation and not the renderers.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from repro.constrfl.experiments.reproduce import (
     np_rows,
     stop_counts,
 )
-from repro.engine.plotting import figure, plot_paper_points, save_figure, scale_text
-from repro.engine.report import Measured, Table, paper_values, write_table
+from repro.engine.report.plotting import figure, plot_paper_points, save_figure, scale_text
+from repro.engine.report.report import Measured, Table, paper_values, write_table
 
 __all__ = ["PopMeasured", "fig1", "fig2", "paper_cell", "paper_d", "pop_mean_std", "table1",
            "table2", "table3", "table4"]

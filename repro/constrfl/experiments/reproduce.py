@@ -13,7 +13,8 @@ Table 1's objective and feasibility are counted apart as substitute data (the au
 docs/decisions.md#constrfl-np-data, sit in the Drive folder their README links, out of reach here;
 their features differ from ours); Table 4 within one unit of the last printed digit, its misprint
 against the authors' log. Algorithm 1's records carry ``alg1_certified_stop`` (1 only for a
-``certified (11)`` stop); its rows are :class:`~repro.engine.verdict.Certified`: every run enters
+``certified (11)`` stop); its rows are :class:`~repro.engine.compare.verdict.Certified`: every run
+enters
 the mean (the paper's runs ran the same capped protocol) but an uncertified run is never the
 evidence of a noise band, and the row says how many runs were certified.
 """
@@ -24,11 +25,11 @@ import numpy as np
 
 from repro.constrfl.experiments._np import CAPS
 from repro.constrfl.proxal import STOP_CODES
-from repro.engine.causes import Alternative, declare
+from repro.engine.compare.causes import Alternative, declare
+from repro.engine.compare.noise import NoiseModel
+from repro.engine.compare.noise import declare as declare_noise
+from repro.engine.compare.verdict import Certified
 from repro.engine.experiment import Reproduced
-from repro.engine.noise import NoiseModel
-from repro.engine.noise import declare as declare_noise
-from repro.engine.verdict import Certified
 
 __all__ = ["AGREEMENT", "LCQP_METRICS", "MISPRINT", "PAPER_RUNS", "fair_groups", "fair_rows",
            "lcqp_groups",

@@ -23,10 +23,10 @@ from repro.demo.logreg import (  # noqa: F401  (re-exported for the library and 
     predict,
 )
 from repro.engine.experiment import Claim, Experiment
-from repro.engine.plotting import figure, save_figure
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.engine.registry import register
-from repro.engine.report import Table, mean_std, write_table
+from repro.engine.report.plotting import figure, save_figure
+from repro.engine.report.report import Table, mean_std, write_table
 
 
 def render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:

@@ -23,7 +23,7 @@ shorter runs).
 
 from __future__ import annotations
 
-from repro.engine.report import Paper, declare_paper
+from repro.engine.report.report import Paper, declare_paper
 
 # Titles as the paper files print them (papers/000_*, 001_*). 001's text begins at its
 # abstract: its title and year are those of the arXiv entry (2109.08344, 2021) whose abstract

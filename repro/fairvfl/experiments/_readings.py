@@ -21,7 +21,7 @@
   (EO and CEO post-process them).
 
 A metric reading rewrites only the metrics a record carries (a FairVFL record has no ``eo_``
-metrics), see :func:`repro.engine.runner.collect`. Each reading changes one thing; the
+metrics), see :func:`repro.engine.run.runner.collect`. Each reading changes one thing; the
 comparison shows every reading and says which reproduces which rows.
 """
 

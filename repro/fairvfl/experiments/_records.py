@@ -1,10 +1,10 @@
 """The record query shared by the Fair VFL claims, tables and reproduced rows, on the engine's
-one query (:mod:`repro.engine.query`).
+one query (:mod:`repro.engine.records.query`).
 """
 
 from __future__ import annotations
 
-from repro.engine.query import values, where
+from repro.engine.records.query import values, where
 
 
 def mean_over_seeds(records, metric: str, **match) -> tuple[float, ...]:

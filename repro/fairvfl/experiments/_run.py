@@ -15,7 +15,7 @@ under all five readings of ``metric_readings.METRIC_READINGS`` (a metric reading
 
 The method modules the cells run (``_cells.TABLE_METHODS``) are imported by name, so that they
 and their algorithm files (``fair_vfl.py``, ``fedbcd.py``) are in the cells' static import
-closure, i.e. their code identity (``repro.engine.code_identity``): ``repro.fairvfl.methods``
+closure, i.e. their code identity (``repro.engine.run.code_identity``): ``repro.fairvfl.methods``
 finds its modules dynamically, which the closure does not follow.
 """
 

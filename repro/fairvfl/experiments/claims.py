@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from repro.engine.experiment import Claim
-from repro.engine.query import where
+from repro.engine.records.query import where
 from repro.fairvfl.experiments._records import mean_over_seeds
 from repro.fairvfl.experiments._run import C_CONST
 

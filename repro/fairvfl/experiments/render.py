@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, plot_paper_points, save_figure, scale_text
-from repro.engine.query import where
-from repro.engine.report import Measured, Table, paper_values, write_table
+from repro.engine.records.query import where
+from repro.engine.report.plotting import figure, plot_paper_points, save_figure, scale_text
+from repro.engine.report.report import Measured, Table, paper_values, write_table
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.experiments._records import mean_over_seeds
 

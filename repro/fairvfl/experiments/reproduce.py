@@ -1,30 +1,31 @@
 """Map Fair VFL records to the rows of ``repro/reported/fairvfl_*.csv``, and declare what the
 comparison needs to judge them and explain their deviations:
 
-- the noise model of each table (:mod:`repro.engine.noise`): [C] Table I averages 5 random
+- the noise model of each table (:mod:`repro.engine.compare.noise`): [C] Table I averages 5 random
   splits and prints their std; [J] states no run count (n_paper = 1) and prints no std;
-- the unstated setting each alternative reading varies (:class:`repro.engine.causes.
+- the unstated setting each alternative reading varies (:class:`repro.engine.compare.causes.
   Alternative`; ``_readings``), the reading of the public EO code standing for "the authors'
   code differs";
-- the fitted readings (:mod:`repro.engine.fitted`): FedBCD's run length per dataset, which EO
+- the fitted readings (:mod:`repro.engine.compare.fitted`): FedBCD's run length per dataset, which
+EO
   program, the DFP/DFN formula, each with its calibration rows declared here, before any fit;
 - the inconsistency of [J]'s ADULT FairVFL(ε = 0.5) row, printed below its own FedBCD although
   the two runs are the same model (docs/deviations.md, ``fairvfl-adult-constraint-cost``).
 
 A row's note says only what its own records show beyond its number: an EO/CEO row whose
 post-processor left FedBCD's decisions unchanged on every seed says so. No tolerance: a match is
-the printed precision or the printed std (:mod:`repro.engine.verdict`).
+the printed precision or the printed std (:mod:`repro.engine.compare.verdict`).
 
-The printed rows come from ``repro.engine.compare.load_reported`` unless handed in.
+The printed rows come from ``repro.engine.compare.compare.load_reported`` unless handed in.
 """
 
 from __future__ import annotations
 
-from repro.engine.causes import Alternative, Inconsistency, declare
+from repro.engine.compare.causes import Alternative, Inconsistency, declare
+from repro.engine.compare.fitted import FittedReading, declare_fitted, key_of
+from repro.engine.compare.noise import NoiseModel
+from repro.engine.compare.noise import declare as declare_noise
 from repro.engine.experiment import Reproduced
-from repro.engine.fitted import FittedReading, declare_fitted, key_of
-from repro.engine.noise import NoiseModel
-from repro.engine.noise import declare as declare_noise
 from repro.fairvfl.data import DATASETS
 from repro.fairvfl.experiments._records import mean_over_seeds
 from repro.fairvfl.metric_readings import METRIC_READINGS

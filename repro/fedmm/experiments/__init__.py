@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from repro.engine.report import Paper, declare_paper
+from repro.engine.report.report import Paper, declare_paper
 
 # 004 prints "Copyright 2022 by the authors".
 declare_paper(Paper("004", "FedMM: Saddle Point Optimization for Federated Adversarial Domain "

@@ -10,7 +10,8 @@ on the seed mean; Office-31 with a frozen backbone, 200 rounds, FedSGDA 4,000); 
 15,000, the same evaluation schedule, so 75 evaluations a run and the first 150 rounds are the
 ``reduced`` run's; seeds 0-2; a CUDA GPU protocol: its cells say ``device: cuda`` and the
 ``graphed`` backend, and on a machine without a GPU they are recorded ``not_run``, never run on
-the CPU; ``SCALE=auto`` uses it where its records exist, :func:`repro.engine.runner.auto_scale`);
+the CPU; ``SCALE=auto`` uses it where its records exist,
+:func:`repro.engine.run.runner.auto_scale`);
 ``paper`` (README rounds: DANN 15,000, CDAN 30,000, MDD 50,000; for a GPU machine or a
 cluster).
 
@@ -37,7 +38,7 @@ from repro.fedmm.data import mnist_split, mnistm_split
 
 # The method modules the experiments' cells run (each experiment's ``methods``), imported here
 # so that they are in the cells' static import closure, the records' code identity
-# (repro.engine.code_identity; training.build finds them by name, which that closure cannot
+# (repro.engine.run.code_identity; training.build finds them by name, which that closure cannot
 # follow). A method no experiment runs is not imported, and no record depends on it.
 from repro.fedmm.methods import fedavg_gda, fedmm, fedprox_gda, fedsgda  # noqa: F401
 from repro.fedmm.models import MnistNet

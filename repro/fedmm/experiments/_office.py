@@ -2,7 +2,7 @@
 :mod:`repro.fedmm.experiments.table1`).
 
 Apart from the experiment module so that a cell's code identity (its static import closure,
-:mod:`repro.engine.code_identity`) holds the computation and not the renderers or claims.
+:mod:`repro.engine.run.code_identity`) holds the computation and not the renderers or claims.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ machine that would run them on its CPU (``$FEDREPRO_FEDMM_DEVICE`` unset: the de
 the CPU, :func:`repro.fedmm.training.run_device`) therefore records them ``not_run`` with the
 reason :func:`left_to_a_gpu` gives and computes nothing
 (``Experiment.elsewhere``); the committed figures made by a GPU
-run stay, and the claims are judged on their per-seed tables (:mod:`repro.engine.from_outputs`,
+run stay, and the claims are judged on their per-seed tables
+(:mod:`repro.engine.records.from_outputs`,
 said in ``made_by``). ``$FEDREPRO_FEDMM_CPU=1`` or an explicit ``--scale reduced`` runs them
 on the CPU as before; ``smoke`` and ``extended`` are untouched (``extended`` cells name their
 device, ``cuda``, and are ``not_run`` without one: :func:`repro.fedmm.experiments._cells.
@@ -51,7 +52,7 @@ def reduced_runs() -> str:
     """The runs of the three figures' ``reduced`` grids, counted from them: 1 + 1 runs (and
     how many distinct: the figures share some, computed once) and 2 + 2 / 5 + 5 runs.
     """
-    from repro.engine.records import canonical_json
+    from repro.engine.records.records import canonical_json
     from repro.engine.registry import get  # the figures, as registered (they import this module)
 
     grids = [c for name in ("fedmm.fig2", "fedmm.fig4", "fedmm.fig5")

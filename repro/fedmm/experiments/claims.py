@@ -37,10 +37,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from repro.engine import query
 from repro.engine.experiment import RecordsMissing
-from repro.engine.query import where
-from repro.engine.records import RunRecord
+from repro.engine.records import query
+from repro.engine.records.query import where
+from repro.engine.records.records import RunRecord
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.models import DA_METHODS

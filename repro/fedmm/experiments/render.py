@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, plot_mean_band, save_figure, scale_text
-from repro.engine.query import where
-from repro.engine.records import RunRecord
-from repro.engine.report import Measured, Table, paper_values, write_table
+from repro.engine.records.query import where
+from repro.engine.records.records import RunRecord
+from repro.engine.report.plotting import figure, plot_mean_band, save_figure, scale_text
+from repro.engine.report.report import Measured, Table, paper_values, write_table
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import CLIENT_SETTINGS, TABLE_METHODS
 

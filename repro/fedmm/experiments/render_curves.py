@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.planning import diverged
-from repro.engine.plotting import figure, plot_mean_band, save_figure, scale_text
-from repro.engine.query import where
-from repro.engine.records import RunRecord
+from repro.engine.records.query import where
+from repro.engine.records.records import RunRecord
+from repro.engine.report.plotting import figure, plot_mean_band, save_figure, scale_text
+from repro.engine.run.planning import diverged
 from repro.fedmm.models import DA_METHODS
 
 ENDED_LABEL = "run diverged (NaN/inf): ended at the cross"
@@ -224,7 +224,7 @@ def render_dann_mu(records, out: Path, scale: str) -> list[Path]:
     accuracy (mean over the seeds with a result, diverged runs ended at their cross) and of
     max_i ||lambda_i|| per run, at mu = 1 and mu = 2.
     """
-    from repro.engine.report import Measured, Table, write_table
+    from repro.engine.report.report import Measured, Table, write_table
 
     runs = sorted(drawn(records), key=lambda r: (list(MU).index(r.config["preset"]),
                                                  r.config["seed"]))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.engine.causes import Inconsistency, declare
+from repro.engine.compare.causes import Inconsistency, declare
+from repro.engine.compare.noise import NoiseModel
+from repro.engine.compare.noise import declare as declare_noise
 from repro.engine.experiment import Reproduced
-from repro.engine.noise import NoiseModel
-from repro.engine.noise import declare as declare_noise
-from repro.engine.query import where
+from repro.engine.records.query import where
 from repro.fedmm.data import TASKS
 from repro.fedmm.experiments._cells import TABLE_METHODS
 from repro.fedmm.models import DA_METHODS

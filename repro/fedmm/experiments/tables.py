@@ -1,7 +1,7 @@
 """The claims of paper 004's MNIST -> MNIST-M figures read back from the committed per-seed
 tables (``figures/fedmm_fig{2,4,5}.csv`` and their ``_curves.csv``) when no run records are at
 hand: :func:`table_records` turns a table into records (registered with
-:mod:`repro.engine.from_outputs` by each figure's experiment), :func:`verdicts_from_tables`
+:mod:`repro.engine.records.from_outputs` by each figure's experiment), :func:`verdicts_from_tables`
 recomputes what the tables can decide (``python -m repro.fedmm.experiments.tables figures``).
 A diverged run's row (``diverged at round``) holds no final accuracy and is not read back, as
 the engine passes no diverged record to a claim.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.engine.experiment import RecordsMissing
-from repro.engine.records import RunRecord
+from repro.engine.records.records import RunRecord
 from repro.fedmm.experiments.claims import (
     claim_fig2,
     claim_fig2_monotone,
@@ -79,7 +79,7 @@ def _table_records(rows: list[dict], experiment: str,
 def table_records(path: Path) -> list[RunRecord]:
     """The records a committed per-seed table ``figures/fedmm_fig<k>.csv`` holds, with the
     curves of ``fedmm_fig<k>_curves.csv`` beside it where that file exists (registered with
-    :mod:`repro.engine.from_outputs` by the figure's experiment).
+    :mod:`repro.engine.records.from_outputs` by the figure's experiment).
     """
     path = Path(path)
     side = path.with_name(f"{path.stem}_curves.csv")

@@ -18,7 +18,7 @@ its randomness shared across methods). Output only (outside the code identity of
 
 from __future__ import annotations
 
-from repro.engine.report import Paper, declare_paper
+from repro.engine.report.report import Paper, declare_paper
 
 declare_paper(Paper("002", "Federated Learning with Relative Fairness", "Nakakita et al.", 2024,
                     "relfair"))

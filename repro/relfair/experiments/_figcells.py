@@ -1,7 +1,7 @@
 """The cells of relfair's Figs. 1-3 (geometry of the centers, the ambiguity sets, Penguins).
 
 Apart from the figures' experiment modules so that a cell's code identity (its static import
-closure, :mod:`repro.engine.code_identity`) holds the computation and not the renderers.
+closure, :mod:`repro.engine.run.code_identity`) holds the computation and not the renderers.
 """
 
 from __future__ import annotations

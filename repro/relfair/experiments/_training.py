@@ -36,7 +36,7 @@ __all__ = ["CELL_OPTIONS", "SCALES", "TRAINED", "run_training", "shared_context"
 # name their methods themselves (``_cells.TABLE1_METHODS``), so a method file added to
 # repro/relfair/methods/ is in no table, claim or record until it is imported here and named
 # there. These static imports also put exactly these methods' files in the records' code
-# identity (repro.engine.code_identity), and the package's discovery (its __init__) not.
+# identity (repro.engine.run.code_identity), and the package's discovery (its __init__) not.
 TRAINED = {m.METHOD.name: m.METHOD for m in (fedavg, scaffold, safl, drfa, scaff_pd,
                                               scaff_pd_ia)}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from repro.engine.experiment import RecordsMissing, ordering_verdict
-from repro.engine.query import by
-from repro.engine.records import RunRecord
+from repro.engine.records.query import by
+from repro.engine.records.records import RunRecord
 from repro.relfair.experiments._cells import TABLE1_METHODS
 from repro.relfair.metrics import transformed_lorenz
 

@@ -20,13 +20,13 @@ One run each (seed 0, the same partition stream as Table 1's seed 0), 50 rounds 
 to keep the search at about 5 CPU minutes. Settings that would change the algorithm (momentum,
 n_i/N weights, another learning rate) are not searched: the text states FedAvg's update. The
 comparison shows each setting's value for every FedAvg row beside the primary's
-(:class:`repro.engine.causes.Diagnostic`) and fits the setting on FedAvg's average accuracy,
+(:class:`repro.engine.compare.causes.Diagnostic`) and fits the setting on FedAvg's average accuracy,
 judged on its other four rows (``fit-fedavg-collapse``, ``reproduce.py``).
 """
 
 from __future__ import annotations
 
-from repro.engine.causes import Diagnostic
+from repro.engine.compare.causes import Diagnostic
 from repro.engine.experiment import Experiment, Reproduced
 from repro.engine.registry import register
 from repro.relfair.experiments._cells import METRICS, MNIST_DATA, PAPER, training_cell

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.engine.plotting import figure, plot_mean_band, plot_paper_points, save_figure, scale_text
-from repro.engine.query import by
-from repro.engine.records import RunRecord
-from repro.engine.report import Table, paper_values, write_table
+from repro.engine.records.query import by
+from repro.engine.records.records import RunRecord
+from repro.engine.report.plotting import (
+    figure,
+    plot_mean_band,
+    plot_paper_points,
+    save_figure,
+    scale_text,
+)
+from repro.engine.report.report import Table, paper_values, write_table
 from repro.relfair.data import TASKS
 from repro.relfair.experiments._cells import METRICS, TABLE1_METHODS
 from repro.relfair.experiments.claims import FIG3_REFERENCE

@@ -10,18 +10,18 @@
   :mod:`repro.relfair.experiments.fedavg_search`): its settings are evaluated on FedAvg's rows
   and fitted on FedAvg's average accuracy, judged on its other four rows.
 
-No tolerance: a match is the printed precision (:mod:`repro.engine.verdict`).
+No tolerance: a match is the printed precision (:mod:`repro.engine.compare.verdict`).
 """
 
 from __future__ import annotations
 
-from repro.engine.causes import Alternative, declare
+from repro.engine.compare.causes import Alternative, declare
+from repro.engine.compare.fitted import FittedReading, declare_fitted, key_of
+from repro.engine.compare.noise import NoiseModel
+from repro.engine.compare.noise import declare as declare_noise
 from repro.engine.experiment import Reproduced
-from repro.engine.fitted import FittedReading, declare_fitted, key_of
-from repro.engine.noise import NoiseModel
-from repro.engine.noise import declare as declare_noise
-from repro.engine.query import by
-from repro.engine.records import RunRecord
+from repro.engine.records.query import by
+from repro.engine.records.records import RunRecord
 from repro.relfair.experiments._cells import METRICS
 from repro.relfair.experiments.fedavg_search import SEARCH, search_rows
 

@@ -1,0 +1,3 @@
+"""The command implementations the CLI dispatches to (list, run, figures, compare, verify, against,
+data, outputs), their errors and console plumbing.
+"""

@@ -1,0 +1,3 @@
+"""Records: the run records, the one records query, the cell ledger, kept outputs and records read
+from committed outputs.
+"""

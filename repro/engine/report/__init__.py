@@ -1,0 +1,3 @@
+"""Reports: REPORT.md, the overview and front page, comparison and causes pages, plots, the
+glossary and the plain-language reasons.
+"""
