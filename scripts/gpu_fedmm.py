@@ -1,4 +1,4 @@
-"""fedmm's MNIST -> MNIST-M figures on a lent CUDA GPU (issue #20): the steps of
+"""fedmm's MNIST -> MNIST-M figures on a lent CUDA GPU: the steps of
 ``scripts/gpu_fedmm_extended.sh``, which runs them in order on the device machine.
 
 It imports only the engine and fedmm's figure experiments (the device machine's Python has

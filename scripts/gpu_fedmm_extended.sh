@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fedmm's extended MNIST -> MNIST-M sweep on a lent CUDA GPU (issue #20), as one prepared call.
+# fedmm's extended MNIST -> MNIST-M sweep on a lent CUDA GPU, as one prepared call.
 #
 #   bash scripts/gpu_fedmm_extended.sh SECONDS [JOBS]
 #
@@ -29,7 +29,7 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 LOG="$OUT/log.txt"
 # the working tree is not pip-installed there: a dist-info of the package's version on the path
-# makes its records' keys the ones an installed checkout gives (records.versions; issue 34)
+# makes its records' keys the ones an installed checkout gives (records.versions)
 META=/tmp/fedrepro-meta
 VER=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -n 1)
 mkdir -p "$META/fedrepro-$VER.dist-info"

@@ -41,10 +41,13 @@ TIMING_METRICS = ("seconds_alg1", "seconds_cprox")
 def _engine():
     import repro
 
-    if (Path(repro.__file__).parent / "engine").is_dir():
+    engine = Path(repro.__file__).parent / "engine"
+    if (engine / "run").is_dir():
         from repro.engine import registry
         from repro.engine.run import runner
-    else:  # the layout before issue 13
+    elif engine.is_dir():  # older commits: the engine's modules side by side
+        from repro.engine import registry, runner
+    else:  # before the engine was a package of its own
         from repro.core import registry, runner
     return registry, runner
 

@@ -1,4 +1,4 @@
-"""Apply the verdict rule of issue #28 (repro/engine/compare/verdict.py) to the rows of a committed
+"""Apply the verdict rule (repro/engine/compare/verdict.py) to the rows of a committed
 ``comparison.csv``, without rerunning anything, where its columns suffice.
 
 Usage: ``python scripts/reverdict.py [figures/comparison.csv] [--out NOTES.md]``
