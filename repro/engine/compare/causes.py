@@ -4,10 +4,9 @@ Every deviating row of a primary reading gets a ``cause`` and its ``evidence``:
 
 ``paper inconsistency``   the paper's own numbers contradict the row (an :class:`Inconsistency`
                           declared for its table, computed from the printed numbers);
-``setting identified``    a fitted reading (:mod:`repro.engine.compare.fitted`) chose an unstated
-setting
-                          on its calibration rows, and under that choice this row, held out of the
-                          fit, is reproduced;
+``setting identified``    a fitted reading (:mod:`repro.engine.compare.fitted`) chose an
+                          unstated setting on its calibration rows, and under that choice this
+                          row, held out of the fit, is reproduced;
 ``setting guessed``       another reading (or a diagnostic's setting) of an unstated setting
                           reproduces the row or moves it across the printed number: the printed
                           value lies between the primary's and that reading's;
