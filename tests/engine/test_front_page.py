@@ -132,6 +132,9 @@ def test_accelerator_time_is_apart_and_a_committed_table_is_not_zero_cells():
     gpu = [RunRecord("fedmm.fig4", {"device": "cuda", "seed": i}, f"g{i}", i,
                      timings={"wall_s": 3600.0}) for i in range(2)]
     cpu = [RunRecord("fedmm.fig4", {"seed": i}, f"c{i}", i, status="not_run") for i in range(3)]
+    # accelerator cells recorded not_run here (no GPU on this machine) were made nowhere
+    gpu += [RunRecord("fedmm.fig4", {"device": "cuda", "seed": i}, f"n{i}", i, status="not_run")
+            for i in range(2, 9)]
     assert _compute_time([exp], gpu + cpu, 0) == (
         "none on the CPU (its cells here are not run); 2h00m00s on an accelerator (2 records "
         "made elsewhere)")

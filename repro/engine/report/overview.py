@@ -39,6 +39,7 @@ from repro.engine.report.front_page import (
 from repro.engine.report.glossary import glossary_lines
 from repro.engine.report.report import package_papers, smoke_banner
 from repro.engine.report.why import first_sentence, html_anchor, shorten
+from repro.engine.run.planning import diverged
 
 # the front page's words, re-exported (tests and callers import them here)
 __all__ = ["_rejudged_words", "claim_words", "front_page", "made_by_words", "paper_sentence",
@@ -182,11 +183,14 @@ def _section(g: str, exps: list, records: dict, copied_from: dict, claims: list[
 
 def _compute_time(exps: list, recs: list[RunRecord], n_copied: int) -> str:
     """The summed wall time of the records shown; records made on an accelerator apart (a
-    paper whose CPU cells are all not run does not show a GPU's hours as its own).
+    paper whose CPU cells are all not run does not show a GPU's hours as its own), counted only
+    where they hold a result or a named divergence.
     """
     if exps and n_copied == len(exps):
         return "none (not re-run: every row from an earlier run)"
-    away = [r for r in recs if str(r.config.get("device", "cpu")) != "cpu"]
+    # an accelerator cell recorded not_run here ("needs an accelerator") was made nowhere
+    away = [r for r in recs if str(r.config.get("device", "cpu")) != "cpu"
+            and (r.ok or diverged(r))]
     here = [r for r in recs if str(r.config.get("device", "cpu")) == "cpu"]
     wall = sum(float(r.timings.get("wall_s", 0.0)) for r in here)
     text = _hms(wall) if any(r.ok for r in here) or not away else "none on the CPU"
