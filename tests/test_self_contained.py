@@ -11,8 +11,10 @@ appendices ("[J] §5.2", "App. J.2", "(22)", "Lemma A.2") are public and stay, a
 mirror ``../shared/data`` the loaders read. ``spec=`` fields of readings name decisions.md
 anchors.
 
-The scanned set is declared in :data:`SCANNED`; every file under it (Python and Markdown) is
-read, so a new file is scanned without an edit here.
+The scanned set is declared in :data:`SCANNED`; every file under it (Python, Markdown, CSV,
+JSON) is read, so a new file is scanned without an edit here. It includes the committed outputs
+in ``figures/`` (the report, comparison, claims, tables, bench and run log a reader opens
+first); the smoke and partial outputs beside them are ignored by git and not scanned.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ SCANNED = [
     "bench",
     "docs",
     "README.md",
-    "figures/README.md",
+    "figures",
 ]
 EXCLUDED: set[str] = set()
+# generated outputs git ignores (smoke and partial runs): not the repository's text
+IGNORED_OUTPUTS = {("figures", "smoke"), ("figures", "partial")}
 SUFFIXES = {".py", ".md", ".csv", ".txt", ".json"}
 
 _ID = r"[AD][1-9][0-9]?[a-z]?"
@@ -63,7 +67,8 @@ def _files() -> list[Path]:
         path = ROOT / entry
         found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         out += [p for p in found if p.suffix in SUFFIXES and "__pycache__" not in p.parts
-                and p.relative_to(ROOT).as_posix() not in EXCLUDED]
+                and p.relative_to(ROOT).as_posix() not in EXCLUDED
+                and p.relative_to(ROOT).parts[:2] not in IGNORED_OUTPUTS]
     return out
 
 
