@@ -179,3 +179,24 @@ def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
     assert main(["list"]) == 0
     assert "all at --scale auto, measured here: 3 records" \
         in capsys.readouterr().out
+
+
+def test_list_counts_the_cells_of_every_reading_against_every_reading(isolated):
+    """`repro list` said "3 of 6 computed" for constrfl.table3 with all 6 cells recorded: it
+    counted the primary reading's records against the cells of every reading.
+    """
+    from repro.engine.commands.listing import run_cells, status_here
+    from repro.engine.records.records import RunRecord, save_record
+    from repro.engine.registry import get, load_all
+    from repro.engine.run.planning import plan, plan_readings
+
+    load_all()
+    exp = get("constrfl.table3")
+    out = isolated / "results"
+    cells = plan_readings(exp, "paper")
+    assert len(cells) == run_cells(exp, "paper") == 6 > len(plan(exp, "paper")) == 3
+    for cell in cells:
+        save_record(RunRecord(experiment=exp.name, config=cell.config, key=cell.key,
+                              seed=cell.seed, code=cell.code, metrics={"x": 1.0},
+                              timings={"wall_s": 10.0}), out)
+    assert status_here(exp, out) == "paper: 6 of 6 computed (60 s)"

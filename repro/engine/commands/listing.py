@@ -49,12 +49,26 @@ def measured_cost(exp, results: Path | None) -> str:
     return "; ".join(parts)
 
 
+def every_reading_records(exp, scale: str, results: Path | None) -> list:
+    """The current records of the cells of every reading at ``scale``, each cell once (a cell
+    two readings share is one record): what :func:`run_cells` counts, so "k of n computed"
+    compares like with like.
+    """
+    seen: dict[str, object] = {}
+    for reading in exp.select_readings("all"):
+        for r in collect(exp, scale, results, include_stale=False, reading=reading):
+            seen.setdefault(r.key, r)
+    return list(seen.values())
+
+
 def status_here(exp, results: Path | None) -> str:
-    """One phrase: at ``--scale auto``, how many cells have a result here, and their time."""
+    """One phrase: at ``--scale auto``, how many of the cells ``repro run`` runs (every reading)
+    have a result here, and their time.
+    """
     scale = auto_scale(exp, "auto", results)
     if scale not in exp.scales:
         return "-"
-    recs = collect(exp, scale, results, include_stale=False)
+    recs = every_reading_records(exp, scale, results)
     total = run_cells(exp, scale)
     if not recs:
         away = auto_elsewhere(exp, "auto", scale)
