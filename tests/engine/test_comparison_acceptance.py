@@ -82,7 +82,7 @@ def test_the_shipped_comparison_meets_the_rule(tmp_path):
     assert check_causes(rows) == []
     if current:
         unexplained, comparable = unexplained_share(rows)
-        # a ratchet: the complete run of 15c7d70 measured 44 unexplained of 303 comparable
+        # a ratchet: the complete run of 15c7d70 measured 45 unexplained of 303 comparable
         # rows; a change that leaves more rows unexplained fails here (the 10 % target is the
         # strict xfail below until it is met)
         assert comparable == 303 and unexplained <= UNEXPLAINED_AT_MOST, (unexplained,
@@ -90,11 +90,11 @@ def test_the_shipped_comparison_meets_the_rule(tmp_path):
 
 
 # the unexplained rows the shipped comparison has today (lower it when a row gets a cause)
-UNEXPLAINED_AT_MOST = 44
+UNEXPLAINED_AT_MOST = 45
 
 
-@pytest.mark.xfail(strict=True, reason="not met yet: 44 of 303 comparable primary rows are "
-                   "unexplained (14.5 %) in the complete run of 15c7d70; a pass here fails the "
+@pytest.mark.xfail(strict=True, reason="not met yet: 45 of 303 comparable primary rows are "
+                   "unexplained (14.9 %) in the complete run of 15c7d70; a pass here fails the "
                    "suite so the mark is removed the day the target is met")
 def test_at_most_a_tenth_of_the_comparable_rows_are_unexplained():
     rows = _committed()
