@@ -21,12 +21,16 @@ from repro.engine.run.code_identity import rendering_stale
 from repro.engine.run.planning import auto_scale, collect, is_complete
 
 
-def every_reading(exp, scale: str, results: Path | None, primary: list) -> list:
-    """The records of every reading of ``exp`` (each cell once): the ledger's rows."""
+def every_reading(exp, scale: str, results: Path | None, primary: list, *,
+                  include_stale: bool = True) -> list:
+    """The records of every reading of ``exp`` (each cell once): the ledger's rows; without
+    ``include_stale`` only current records (``primary`` collected the same way).
+    """
     recs = {r.key: r for r in primary}
     for reading in exp.select_readings("all"):
         if not reading.primary:
-            recs.update((r.key, r) for r in collect(exp, scale, results, reading=reading)
+            recs.update((r.key, r) for r in collect(exp, scale, results, reading=reading,
+                                                    include_stale=include_stale)
                         if r.key not in recs)
     return list(recs.values())
 

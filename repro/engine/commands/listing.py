@@ -15,6 +15,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from repro.engine.commands.figures_run import every_reading
 from repro.engine.records.records import canonical_json
 from repro.engine.registry import library_methods, load_all
 from repro.engine.run.planning import auto_elsewhere, auto_scale, collect, diverged
@@ -49,18 +50,6 @@ def measured_cost(exp, results: Path | None) -> str:
     return "; ".join(parts)
 
 
-def every_reading_records(exp, scale: str, results: Path | None) -> list:
-    """The current records of the cells of every reading at ``scale``, each cell once (a cell
-    two readings share is one record): what :func:`run_cells` counts, so "k of n computed"
-    compares like with like.
-    """
-    seen: dict[str, object] = {}
-    for reading in exp.select_readings("all"):
-        for r in collect(exp, scale, results, include_stale=False, reading=reading):
-            seen.setdefault(r.key, r)
-    return list(seen.values())
-
-
 def status_here(exp, results: Path | None) -> str:
     """One phrase: at ``--scale auto``, how many of the cells ``repro run`` runs (every reading)
     have a result here, and their time.
@@ -68,7 +57,9 @@ def status_here(exp, results: Path | None) -> str:
     scale = auto_scale(exp, "auto", results)
     if scale not in exp.scales:
         return "-"
-    recs = every_reading_records(exp, scale, results)
+    # the records of every reading's cells: what run_cells counts, so "k of n" is like with like
+    recs = every_reading(exp, scale, results, collect(exp, scale, results, include_stale=False),
+                         include_stale=False)
     total = run_cells(exp, scale)
     if not recs:
         away = auto_elsewhere(exp, "auto", scale)
