@@ -22,7 +22,7 @@ from repro.relfair.experiments.claims import FIG3_REFERENCE
 from repro.relfair.metrics import transformed_lorenz
 
 __all__ = ["ablation_render", "fedavg_search_render", "fig1_render", "fig2_render",
-           "fig3_render", "fig4_render", "table1_render"]
+           "fig3_render", "fig4_render", "safl_length_render", "table1_render"]
 
 
 def _reading_of(records: list[RunRecord]) -> str:
@@ -94,6 +94,19 @@ def fedavg_search_render(records: list[RunRecord], out: Path, scale: str) -> lis
         table.add(setting, r.config["rounds"],
                   *((f"{r.metrics[k]:.4f}" if r.ok else "not run") for k in METRICS))
     return write_table(table, out, "relfair_fedavg_search")
+
+
+def safl_length_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:
+    """One row per searched run length and seed: SAFL's metrics of its last round."""
+    table = Table(f"relfair.safl_length: SAFL under each searched run length (MNIST, "
+                  f"scale={scale})", ["setting", "rounds", "seed", *METRICS],
+                  caption="Not in the paper: the run lengths the search declares before any "
+                          "run (repro/relfair/experiments/safl_length.py); Table 1 prints SAFL "
+                          "on MNIST in its own row.")
+    for r in sorted(records, key=lambda r: (r.config["rounds"], r.config["seed"])):
+        table.add(r.config["setting"], r.config["rounds"], r.config["seed"],
+                  *((f"{r.metrics[k]:.4f}" if r.ok else "not run") for k in METRICS))
+    return write_table(table, out, "relfair_safl_length")
 
 
 def fig4_render(records: list[RunRecord], out: Path, scale: str) -> list[Path]:

@@ -8,7 +8,9 @@
   ``summed-loss``: R_AB and Gini of summed client losses);
 - the declared search for FedAvg's collapse (``relfair.fedavg_search``,
   :mod:`repro.relfair.experiments.fedavg_search`): its settings are evaluated on FedAvg's rows
-  and fitted on FedAvg's average accuracy, judged on its other four rows.
+  and fitted on FedAvg's average accuracy, judged on its other four rows;
+- the declared search for SAFL's run length (``relfair.safl_length``,
+  :mod:`repro.relfair.experiments.safl_length`): its run lengths are evaluated on SAFL's rows.
 
 No tolerance: a match is the printed precision (:mod:`repro.engine.compare.verdict`).
 """
@@ -24,6 +26,7 @@ from repro.engine.records.query import by
 from repro.engine.records.records import RunRecord
 from repro.relfair.experiments._cells import METRICS
 from repro.relfair.experiments.fedavg_search import SEARCH, search_rows
+from repro.relfair.experiments.safl_length import LENGTH
 
 __all__ = ["NOISE", "PAPER_RUNS", "table1_reproduce"]
 
@@ -40,7 +43,7 @@ declare_noise(NOISE)
 declare(Alternative("relfair.table1", "steps", "local work: J = 5 minibatch steps, not epochs"),
         Alternative("relfair.table1", "summed-loss",
                     "R_AB and Gini of client losses summed over samples"),
-        SEARCH)
+        SEARCH, LENGTH)
 
 
 def _fedavg(row: dict) -> bool:
