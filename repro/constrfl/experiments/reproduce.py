@@ -176,10 +176,13 @@ def constraint_state(recs) -> str:
             "active)")
 
 
-def table1(records) -> list[Reproduced]:
+def table1(records, mode: str = "paper") -> list[Reproduced]:
+    """Table 1's rows from the records of ``mode``: ``"paper"`` (the table) or ``"reference"``
+    (the authors' NP script, the diagnostic :mod:`.np_script`).
+    """
     out = []
-    for (ds, n, mode), recs in sorted(np_groups(records).items()):
-        if mode != "paper":
+    for (ds, n, m), recs in sorted(np_groups(records).items()):
+        if m != mode:
             continue
         note = np_protocol_note(recs, "constrfl-table-1-data")
         agree_note = f"{constraint_state(recs)}; {note}"

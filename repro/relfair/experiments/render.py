@@ -89,7 +89,7 @@ def fedavg_search_render(records: list[RunRecord], out: Path, scale: str) -> lis
                   caption="Not in the paper: the settings the search declares before any run "
                           "(docs/deviations.md#relfair-fedavg-search); Table 1 prints FedAvg "
                           "on MNIST in its own row.")
-    for setting, recs in sorted(by(records, "setting").items()):
+    for (setting,), recs in sorted(by(records, "setting").items()):
         r = recs[0]
         table.add(setting, r.config["rounds"],
                   *((f"{r.metrics[k]:.4f}" if r.ok else "not run") for k in METRICS))

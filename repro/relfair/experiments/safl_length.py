@@ -58,7 +58,7 @@ def length_cells(scale: str) -> list[dict]:
 def length_rows(records) -> list[tuple[str, Reproduced]]:
     """Each setting's runs as SAFL's rows of Table 1 (one value per seed)."""
     out = []
-    for setting, recs in sorted(by(records, "setting").items()):
+    for (setting,), recs in sorted(by(records, "setting").items()):
         recs = sorted(recs, key=lambda r: r.config["seed"])
         for metric in METRICS:
             out.append((setting, Reproduced(
