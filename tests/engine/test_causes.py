@@ -63,12 +63,26 @@ def test_a_reading_that_reproduces_or_brackets_the_row_is_its_cause(registry):
 
 
 def test_evidence_is_only_a_row_of_the_same_code_that_changes_the_row(registry):
-    rows = [_row("p", 0.60, "deviates"), _row("a", 0.50, "match", made="other"),
-            _row("b", 0.50, "match", reason="stale (code 123)"), _row("c", 0.60, "deviates")]
+    rows = [_row("p", 0.60, "deviates"), _row("a", 0.50, "match", made="kept: x.csv at 1a2b"),
+            _row("b", 0.50, "match", reason="stale (code 123)"), _row("c", 0.60, "deviates"),
+            _row("d", 0.50, "match", made="")]
     assign_causes(rows, reported=[])
-    # a: other commits; b: stale records; c: the same value (it does not touch the row)
+    # a: kept from an earlier file; b: stale records; c: the same value (it does not touch
+    # the row); d: no records behind it
     assert rows[0]["cause"] == "unexplained"
     assert rows[0]["evidence"].startswith(C.NOTHING_TRIED)
+
+
+def test_a_current_row_of_another_commit_is_evidence_and_a_stale_primary_has_none(registry):
+    # a later commit that left the code identity as it was: both rows are current
+    rows = [_row("p", 0.60, "deviates"), _row("a", 0.50, "match", made="other")]
+    assign_causes(rows, reported=[])
+    assert rows[0]["cause"] == "setting guessed"
+    # a primary made by older code is no row to explain with current runs
+    rows = [_row("p", 0.60, "deviates", reason="stale (code 9f); off by 0.1"),
+            _row("a", 0.50, "match", made="other")]
+    assign_causes(rows, reported=[])
+    assert rows[0]["cause"] == "unexplained"
 
 
 def test_a_paper_inconsistency_is_shown_from_the_printed_numbers(registry):

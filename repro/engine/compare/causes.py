@@ -19,8 +19,10 @@ Every deviating row of a primary reading gets a ``cause`` and its ``evidence``:
                           a fix brought back, nowhere else.
 
 Evidence is only ever another comparison row of the same reported number, made from records of
-the same code (the same ``made_by``, none stale), shown beside the primary's value and the
-printed one; a docs entry alone is never evidence, and nothing is linked automatically.
+the same code (both rows from records of the code the package has now: none stale, none kept;
+the commits in ``made_by`` may differ where a later commit left the code identity as it was),
+shown beside the primary's value and the printed one; a docs entry alone is never evidence, and
+nothing is linked automatically.
 :func:`check_causes` is the test of that: a deviating primary row without a cause or evidence,
 or whose reason or evidence quotes a printed value that is not its row's, is a problem.
 
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 from repro.engine.compare.fitted import fit_all
 from repro.engine.compare.verdict import is_primary
+from repro.engine.records.kept import KEPT
 
 __all__ = ["CAUSES", "NOTHING_TRIED", "Alternative", "Diagnostic", "Inconsistency",
            "alternatives", "assign_causes", "cause_counts", "check_causes", "claim_causes",
@@ -150,10 +153,22 @@ def _target(r: dict) -> float:
     return _num(m.group(1) if m else r["reported"])
 
 
+def _made_now(row: dict) -> bool:
+    """Made from records of the code the package has now: none stale (a record's code hash,
+    :mod:`repro.engine.run.code_identity`, differs from its experiment's current one) and none
+    kept from an earlier comparison file.
+    """
+    made = str(row.get("made_by", ""))
+    return (bool(made) and not made.startswith(KEPT)
+            and not str(row.get("reason", "")).startswith("stale"))
+
+
 def _current(alt: dict, r: dict) -> bool:
-    """Made from records of the same code as ``r`` (same commits), none stale."""
-    return (alt.get("made_by", "") == r.get("made_by", "")
-            and not str(alt.get("reason", "")).startswith("stale"))
+    """``alt`` and ``r`` made by the same code: both from records of the code the package has
+    now. The commits may differ (a run resumed at a later commit whose changes leave these
+    experiments' code identities as they were); the code identity is what a record is of.
+    """
+    return _made_now(alt) and _made_now(r)
 
 
 def _fmt(x: float) -> str:
