@@ -35,4 +35,4 @@ def test_rows_are_table2s_rows_under_one_label():
     assert {label for label, _ in rows} == {"admm-cap-300"}
     rel = [r for _, r in rows if r.metric == "relative_difference"]
     assert len(rel) == 1 and len(rel[0].values) == 10
-    assert max(abs(v - 0.001 * t) for v, t in zip(rel[0].values, range(1, 11))) < 1e-15
+    assert max(abs(v - 0.001 * t) for v, t in zip(rel[0].values, range(1, 11), strict=True)) < 1e-15

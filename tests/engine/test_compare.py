@@ -82,7 +82,7 @@ def test_verdict_rules():
     assert verdict_for(na, _rep([3.0]), "")["verdict"] == "deviates"
 
 
-def test_double_rounding_and_corrected_misprint():
+def test_double_rounding_and_a_misprint_judged_as_printed():
     # specs/constrfl.md §6: 5.87485e-4 printed 5.88e-4 (rounded twice): off by 5.15e-7, more than
     # half a unit (5e-7) but within one unit (1e-6)
     row = _row("5.88e-4", 1.34e-7)
@@ -91,18 +91,14 @@ def test_double_rounding_and_corrected_misprint():
                           printed_units=1.0)
     assert verdict_for(row, one_unit, "")["verdict"] == "match"
     assert verdict_for(row, replace(one_unit, values=(5.8699e-4,)), "")["verdict"] == "deviates"
-    # a misprint (9.29e-4 for the log's 9.2828e-5) is judged against the corrected text and
-    # the reason says so, on a match as on a deviation
-    fixed = Reproduced("demo_table1", {"method": "A"}, "objective", (9.2828e-5,),
-                       note="docs/deviations.md#m", corrected="9.28e-5")
-    out = verdict_for(_row("9.29e-4"), fixed, "")
-    assert out["verdict"] == "match" and out["reported"] == "9.29e-4"
-    assert out["tolerance"] == pytest.approx(5e-8, rel=1e-12)
-    assert "corrected value 9.28e-5" in out["reason"] and "#m" in out["reason"]
-    off = verdict_for(_row("9.29e-4"), replace(fixed, values=(9.30e-5,)), "")
-    assert off["verdict"] == "deviates" and "corrected value" in off["reason"]
-    assert verdict_for(_row("9.29e-4"), replace(fixed, corrected=None), "")["verdict"] \
-        == "deviates"
+    # a misprint (9.29e-4 for the log's 9.2828e-5) is judged against the printed text: it
+    # deviates, its note names the misprint; a corrected value is refused
+    noted = Reproduced("demo_table1", {"method": "A"}, "objective", (9.2828e-5,),
+                       note="docs/deviations.md#m")
+    out = verdict_for(_row("9.29e-4"), noted, "")
+    assert out["verdict"] == "deviates" and out["reported"] == "9.29e-4" and "#m" in out["reason"]
+    with pytest.raises(ValueError, match="never a corrected one"):
+        verdict_for(_row("9.29e-4"), replace(noted, corrected="9.28e-5"), "")
 
 
 def test_without_records_every_row_is_not_run_with_a_linked_reason(isolated):

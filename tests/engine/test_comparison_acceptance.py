@@ -33,15 +33,13 @@ def _unit(text: str) -> float:
 
 def wider_matches(rows: list[dict]) -> list[str]:
     """Primary `match` rows farther from the printed number than its printed std or one unit
-    of its printed precision (the corrected value for a documented misprint).
+    of its printed precision.
     """
     bad = []
     for r in rows:
         if not is_primary(r) or r["verdict"] != "match" or r["reported"] == "NA":
             continue
         printed = r["reported"]
-        if "judged against the corrected value " in r.get("reason", ""):
-            printed = r["reason"].split("judged against the corrected value ")[1].split()[0]
         std = float(r["reported_std"]) if r.get("reported_std") not in ("", None) else 0.0
         d = abs(float(r["reproduced"]) - float(printed))
         if d > max(std, _unit(printed)) * (1 + 1e-12):

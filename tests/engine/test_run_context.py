@@ -130,9 +130,9 @@ def test_no_tolerance_of_ours_makes_a_match_relative_or_absolute():
     assert verdict_for(_row("10.0", 0.3), _rep([10.29]), "")["tolerance"] == pytest.approx(0.3)
 
 
-def test_a_corrected_row_is_judged_at_the_corrected_values_precision():
-    row = verdict_for(_row("1.0"), _rep([20.04], corrected="20.0", note="misprint"), "")
-    assert row["tolerance"] == pytest.approx(0.05) and row["verdict"] == "match"
+def test_a_corrected_row_is_refused():
+    with pytest.raises(ValueError, match="never a corrected one"):
+        verdict_for(_row("1.0"), _rep([20.04], corrected="20.0", note="misprint"), "")
 
 
 # ---------------------------------------------------------------- discovery

@@ -225,8 +225,10 @@ def test_comparison_md_states_the_rule_first(tmp_path):
     assert "## Rows whose verdict changed" in md and "| deviates | match |" in md
 
 
-def test_verdict_row_with_a_misprint_keeps_the_printed_text():
+def test_a_corrected_value_is_refused_a_row_is_judged_against_the_printed_number():
     rep = replace(_rep([9.2828e-5]), corrected="9.28e-5", note="docs/deviations.md#m",
                   n_paper=10)
-    out = verdict_for(_row("9.29e-4"), rep, "")
-    assert out["reported"] == "9.29e-4" and out["verdict"] == "match"
+    with pytest.raises(ValueError, match="never a corrected one"):
+        verdict_for(_row("9.29e-4"), rep, "")
+    out = verdict_for(_row("9.29e-4"), replace(rep, corrected=None), "")
+    assert out["reported"] == "9.29e-4" and out["verdict"] == "deviates"

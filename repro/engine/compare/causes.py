@@ -149,8 +149,7 @@ def _row_id(r: dict) -> tuple:
 
 
 def _target(r: dict) -> float:
-    m = re.search(r"judged against the corrected value (\S+) ", r.get("reason", ""))
-    return _num(m.group(1) if m else r["reported"])
+    return _num(r["reported"])
 
 
 def _made_now(row: dict) -> bool:
@@ -335,9 +334,7 @@ def check_causes(rows: list[dict]) -> list[str]:
 
 
 def _same(quoted: str, printed: str, reason: str) -> bool:
-    corrected = re.search(r"judged against the corrected value (\S+) ", reason)
-    values = {printed} | ({corrected.group(1)} if corrected else set())
-    return any(_num(quoted) == _num(v) for v in values)
+    return _num(quoted) == _num(printed)
 
 
 def claim_causes(rows: list[dict]) -> list[dict]:

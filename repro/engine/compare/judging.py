@@ -3,12 +3,12 @@
 :func:`verdict_for` applies the rule (:func:`repro.engine.compare.verdict.judge`) to one printed
 number and what an experiment reproduced for it, under the table's noise model
 (:mod:`repro.engine.compare.noise`), and writes the row's reason: what the rule derived (k of N, a
-printed std the stated protocol cannot produce, the margins of a deviation), the experiment's
-note, a misprint's corrected value; a ``substitute_data`` row (our number on substitute data)
-must link its ``docs/deviations.md`` entry (:func:`repro.engine.compare.deviations.
-check_substitute_link`). No link is added to a deviating row: its cause and the runs that show
-it are :mod:`repro.engine.compare.causes`'. Nothing here writes Markdown
-(:mod:`repro.engine.report.comparison_md`) or collects records
+printed std the stated protocol cannot produce, the margins of a deviation) and the experiment's
+note (a misprint is named there; the row is judged against the printed number). A
+``substitute_data`` row (our number on substitute data) must link its ``docs/deviations.md``
+entry (:func:`repro.engine.compare.deviations.check_substitute_link`). No link is added to a
+deviating row: its cause and the runs that show it are :mod:`repro.engine.compare.causes`'.
+Nothing here writes Markdown (:mod:`repro.engine.report.comparison_md`) or collects records
 (:mod:`repro.engine.compare.compare`).
 """
 
@@ -54,7 +54,5 @@ def verdict_for(row: ReportedRow, rep: Reproduced | None, why_missing: str) -> d
                 for k, v in got.items()})
     if rep.substitute_data:
         return _substitute(row, rep, out)
-    fixed = ("" if rep.corrected is None else f"judged against the corrected value "
-             f"{rep.corrected} (printed {row.text} is a misprint): {rep.note}")
-    out["reason"] = "; ".join(filter(None, [*notes, fixed or rep.note]))
+    out["reason"] = "; ".join(filter(None, [*notes, rep.note]))
     return out

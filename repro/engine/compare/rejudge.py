@@ -37,7 +37,6 @@ POOLED = {("constrfl.table1", "objective"), ("constrfl.table1", "relative_differ
           ("constrfl.table2", "objective"), ("constrfl.table2", "relative_difference")}
 ONE_RUN = {"constrfl.table3": 1}   # Table 3 prints one run per problem (docs/decisions.md#constrfl)
 PRINTED_UNITS = {"constrfl.table4": 1.0}   # Table 4 was rounded twice: one unit
-CORRECTED = re.compile(r"judged against the corrected value (\S+) ")
 ONE_SIDED = re.compile(r"one-sided: match when <= \S+, whatever the printed value;?\s*")
 UNJUDGED = ("not_run", "substitute_data")
 
@@ -95,7 +94,6 @@ def reverdict(row: dict) -> tuple[str, dict]:
     runs = n // clients   # a pooled list holds 10 trials x n clients
     std = _float(row.get("reproduced_std", ""))
     printed_std = _float(row.get("reported_std", ""))
-    corrected = CORRECTED.search(row.get("reason", ""))
     paper_runs(group)   # imports the package's reproduce module: its noise models
     stem, std_text = _printed().get((row["paper_file"], str(row["table"]), row["key"],
                                      row["metric"]), ("", ""))
@@ -104,7 +102,7 @@ def reverdict(row: dict) -> tuple[str, dict]:
     rep = SimpleNamespace(
         n=runs, n_runs=runs, n_planned=None, mean=float(row["reproduced"]),
         std=math.nan if std is None or runs < 2 else std,
-        corrected=corrected.group(1) if corrected else None,
+        corrected=None,
         printed_units=PRINTED_UNITS.get(exp, 0.5), tolerance=None, rel_tolerance=None,
         over="trials" if group == "constrfl" else "seeds", n_paper=n_paper,
         paper_std_over="trials x clients" if pooled_paper else "",
@@ -114,7 +112,7 @@ def reverdict(row: dict) -> tuple[str, dict]:
                "tolerance": got["tolerance"], "paper_std": got["paper_std"],
                "notes": got["notes"]}
     if clients > 1 and got["verdict"] != "match":
-        d = abs(rep.mean - float(rep.corrected or row["reported"]))
+        d = abs(rep.mean - float(row["reported"]))
         if std is None or runs < 2 or not n_paper:
             return NEEDS_RERUN, {**details, "sigma_diff": math.nan, "notes": [
                 f"std pooled over {runs} trials x {clients} clients: refused, and no bound "

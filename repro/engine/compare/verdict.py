@@ -2,7 +2,7 @@
 (:class:`~repro.engine.experiment.Reproduced`) is judged against one printed number.
 
 :data:`RULE` is the text ``comparison.md`` opens with; :func:`judge` is the rule. Let ``d`` be
-|ours - paper| (the paper's corrected value for a documented misprint), ``s`` the sample std of
+|ours - paper|, ``s`` the sample std of
 our runs and ``n`` their number (the converged ones), ``s_p`` the paper's printed std and
 ``n_p`` the number of runs behind the printed number, from the table's noise model
 (:mod:`repro.engine.compare.noise`: the count the text states, 1 where it states none).
@@ -180,6 +180,11 @@ def _fmt(x: float) -> str:
 
 
 def _refuse_tolerance(rep) -> None:
+    if getattr(rep, "corrected", None) is not None:
+        raise ValueError(
+            f"{rep.table} {dict(rep.key)} {rep.metric}: a row is judged against the number the "
+            f"paper prints, never a corrected one (corrected={rep.corrected!r}); name the "
+            "misprint in the row's note (repro/engine/compare/verdict.py): drop it")
     if getattr(rep, "tolerance", None) is not None or getattr(rep, "rel_tolerance", None) \
             is not None:
         raise ValueError(
@@ -218,7 +223,7 @@ def judge(text: str, printed_std: float | None, rep, noise=None,
     n = rep.n
     planned = rep.n_planned if rep.n_planned is not None else rep.n_runs
     mean, s = rep.mean, rep.std
-    target = text if rep.corrected is None else rep.corrected
+    target = text
     try:
         value = float(target)
     except ValueError:
