@@ -15,7 +15,7 @@ The comparison shows its value beside the primary's on each Table 2 row
 
 from __future__ import annotations
 
-from repro.constrfl.experiments import PAPER
+from repro.constrfl.experiments import PAPER, render
 from repro.constrfl.experiments._fair import ADULT_DATA, METHODS, run_cell
 from repro.constrfl.experiments.reproduce import table2
 from repro.engine.compare.causes import Diagnostic, declare
@@ -57,6 +57,6 @@ register(Experiment(
     name="constrfl.admm_cap",
     title="Diagnostic: Table 2 with Algorithm 2 capped at 300 rounds",
     paper=PAPER, cells=cap_cells, run_cell=run_cell, methods=METHODS,
-    scales=("smoke", "paper"),
+    render=render.admm_cap, scales=("smoke", "paper"),
     cost={"smoke": "5 s", "paper": "~10 CPU min (40 cells of 5-20 s)"},
     data=ADULT_DATA))

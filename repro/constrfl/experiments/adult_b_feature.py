@@ -17,7 +17,7 @@ n = 5, 10 and 20 (held out).
 
 from __future__ import annotations
 
-from repro.constrfl.experiments import PAPER
+from repro.constrfl.experiments import PAPER, render
 from repro.constrfl.experiments._fair import ADULT_DATA, METHODS
 from repro.constrfl.experiments._feature39 import EXTRA, run_cell
 from repro.constrfl.experiments.reproduce import table2
@@ -75,6 +75,6 @@ register(Experiment(
     name="constrfl.adult_b_feature",
     title="Search: which 39th feature of adult-b moves Table 2's objective",
     paper=PAPER, cells=feature_cells, run_cell=run_cell, methods=METHODS,
-    scales=("smoke", "paper"),
+    render=render.adult_b_feature, scales=("smoke", "paper"),
     cost={"smoke": "30 s", "paper": "~30 CPU min (120 cells of 8-30 s)"},
     data=ADULT_DATA))

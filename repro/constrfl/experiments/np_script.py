@@ -19,7 +19,7 @@ The comparison shows the script's value beside the primary's on each Table 1 row
 
 from __future__ import annotations
 
-from repro.constrfl.experiments import PAPER
+from repro.constrfl.experiments import PAPER, render
 from repro.constrfl.experiments._np import CAPS, METHODS, NP_DATA, run_cell
 from repro.constrfl.experiments.reproduce import table1
 from repro.engine.compare.causes import Diagnostic, declare
@@ -61,6 +61,6 @@ register(Experiment(
     name="constrfl.np_script",
     title="Diagnostic: Table 1's cells under the authors' NP script",
     paper=PAPER, cells=script_cells, run_cell=run_cell, methods=METHODS,
-    scales=("smoke", "paper"),
+    render=render.np_script, scales=("smoke", "paper"),
     cost={"smoke": "5 s", "paper": "~15 CPU min (7 cells; monks-1 up to 5 min each)"},
     data=NP_DATA))

@@ -26,8 +26,8 @@ from repro.constrfl.experiments.reproduce import (
 from repro.engine.report.plotting import figure, plot_paper_points, save_figure, scale_text
 from repro.engine.report.report import Measured, Table, paper_values, write_table
 
-__all__ = ["PopMeasured", "fig1", "fig2", "paper_cell", "paper_d", "pop_mean_std", "table1",
-           "table2", "table3", "table4"]
+__all__ = ["PopMeasured", "admm_cap", "adult_b_feature", "fig1", "fig2", "np_script",
+           "paper_cell", "paper_d", "pop_mean_std", "table1", "table2", "table3", "table4"]
 
 
 def pop_mean_std(values) -> tuple[float, float]:
@@ -293,3 +293,54 @@ def table4(records, out: Path, scale: str) -> list[Path]:
                   PopMeasured(tuple(col["admm_rounds"]), digits=4), len(recs))
         paths += write_table(t, out, f"{stem}_{mode}")
     return paths
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+_DIAG = ("Not in the paper: a diagnostic declared before any run "
+         "(docs/deviations.md#declared-diagnostics); each cell ours (the table's printed value "
+         "for the same n).")
+
+
+def _fair_diagnostic(records, out: Path, name: str, title: str, setting) -> list[Path]:
+    """One row per (setting, n): Table 2's printed cells from the diagnostic's runs."""
+    t = Table(title, ["setting", "n", "Alg. 1 objective", "cProx-AL objective", "rel. diff",
+                      "Alg. 1 disp. mean", "Alg. 1 disp. max", "cProx disp. mean",
+                      "cProx disp. max", "Alg. 1 stop", "trials"], caption=_DIAG)
+    groups: dict[tuple, list] = {}
+    for r in records:
+        if r.ok:
+            groups.setdefault((setting(r), r.config["n"]), []).append(r)
+    for (label, n), recs in sorted(groups.items()):
+        cells = [paper_cell(vals, "constrfl_table2", metric, dataset="adult-b", n=n,
+                            method=meth, statistic=stat) for meth, metric, stat, vals
+                 in fair_rows(recs)]
+        t.add(label, n, *cells, stop_counts(recs), len(recs))
+    return write_table(t, out, name)
+
+
+def adult_b_feature(records, out: Path, scale: str) -> list[Path]:
+    return _fair_diagnostic(records, out, "constrfl_adult_b_feature",
+                            f"constrfl.adult_b_feature: Table 2 with a 39th feature of adult-b "
+                            f"(scale {scale})", lambda r: f"+ {r.config['feature39']}")
+
+
+def admm_cap(records, out: Path, scale: str) -> list[Path]:
+    return _fair_diagnostic(records, out, "constrfl_admm_cap",
+                            f"constrfl.admm_cap: Table 2 with Algorithm 2 capped at T rounds "
+                            f"(scale {scale})", lambda r: f"T <= {r.config['t_max']}")
+
+
+def np_script(records, out: Path, scale: str) -> list[Path]:
+    """One row per (data set, n): Table 1's objective and relative-difference cells from the
+    NP script's runs (the reference mode).
+    """
+    t = Table(f"constrfl.np_script: Table 1's cells under the authors' NP script (scale "
+              f"{scale})", ["dataset", "n", "Alg. 1 objective", "cProx-AL objective",
+                            "rel. diff", "outer K", "trials"], caption=_DIAG)
+    for (ds, n, _), recs in sorted(np_groups([r for r in records if r.ok]).items()):
+        cells = [paper_cell(vals, "constrfl_table1", metric, dataset=ds, n=n, method=meth,
+                            statistic=stat) for meth, metric, stat, vals in np_rows(recs)[:3]]
+        t.add(ds, n, *cells, PopMeasured(tuple(r.metrics["alg1_outer"] for r in recs),
+                                         digits=3), len(recs))
+    return write_table(t, out, "constrfl_np_script")
