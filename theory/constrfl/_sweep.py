@@ -50,6 +50,10 @@ PATHS = {  # name -> (instance, config maker)
     "qp script flags": ("qp", lambda eps: _config(BASE, eps, solver="newton_clip",
                                                 hessian_reuse=True,
                                                 reference=reference_flags("fairness"))),
+    # Table 1's NP script (the diagnostic constrfl.np_script; docs/decisions.md
+    # #constrfl-reference-code): ADMM from w^0, (22) with the new multiplier, no server term in
+    # (23), the script's tolerances; its conclusions are findings where (10) fails
+    "qp np flags": ("qp", lambda eps: _config(BASE, eps, reference=reference_flags("np"))),
     "lcqp paper": ("lcqp", lambda eps: _config(LCQP_HYPER, eps,
                                                reference=ReferenceFlags(cprox_tau_in_stop=False))),
     "lcqp reference": ("lcqp", lambda eps: _config(LCQP_HYPER, eps,
