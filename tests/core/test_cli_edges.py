@@ -63,7 +63,12 @@ def test_a_piped_ctrl_c_exits_130_end_to_end(tmp_path):
     that window (a pool worker another test left behind) would keep the pipe open, and the
     child's unwinding write would block instead of breaking.
     """
-    code = ("import os, sys, time\n"
+    code = ("import os, signal, sys, time\n"
+            # a terminal's Ctrl-C: SIGINT delivered and raising KeyboardInterrupt, whatever
+            # the test worker passed on (a blocked mask or an ignored SIGINT, both inherited
+            # through exec, left by another test's pool; the cause of 60 s timeouts here)
+            "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "from repro import cli\n"
             "def slow(args):\n"
             "    print('started', os.getpid(), flush=True)\n"
