@@ -102,12 +102,14 @@ class StackedGradBuffers:
         self.Z = torch.empty(n, batch, h, dtype=W1.dtype)
         self.dA = torch.empty(n, batch, h, dtype=W1.dtype)
         self.O = torch.empty(n, batch, K, dtype=W1.dtype)
+        self.OT = torch.empty(n, K, batch, dtype=W1.dtype)
 
     def head(self, k: int) -> StackedGradBuffers:
         """The buffers of the first ``k`` clients: contiguous views, no copy."""
         view = object.__new__(StackedGradBuffers)
         view.grads = tuple(g[:k] for g in self.grads)
         view.X, view.Z, view.dA, view.O = self.X[:k], self.Z[:k], self.dA[:k], self.O[:k]
+        view.OT = self.OT[:k]
         return view
 
 
@@ -213,16 +215,21 @@ def stacked_sgd_step(params: Params, X: torch.Tensor, y: torch.Tensor,
     A = torch.baddbmm(b1.unsqueeze(1), X, W1, out=buffers.Z).relu_()
     if mask is not None:
         A.mul_(mask)
-    O = torch.baddbmm(b2.unsqueeze(1), A, W2, out=buffers.O)
-    logp = torch.log_softmax(O, dim=-1)
-    dlogp = torch.zeros_like(O).scatter_(-1, y.unsqueeze(-1), -1.0 / B)
-    dO = torch._log_softmax_backward_data(dlogp, logp, -1, O.dtype)
+    # the logits class-major, (n, K, B): the softmax and its backward then reduce over a
+    # non-innermost axis of K = 10 entries, a kernel vectorized over the batch (~15x as fast
+    # as the reduction over an innermost axis of 10); the values differ from the batch-major
+    # ones only in the order of the K-term sums (within step_bound's (K + 3) u)
+    OT = torch.baddbmm(b2.unsqueeze(2), W2.transpose(1, 2), A.transpose(1, 2), out=buffers.OT)
+    logp = torch.log_softmax(OT, dim=1)
+    dlogp = torch.zeros_like(OT).scatter_(1, y.unsqueeze(1), -1.0 / B)
+    dOT = torch._log_softmax_backward_data(dlogp, logp, 1, OT.dtype)
+    dO = dOT.transpose(1, 2)
     dA = torch.bmm(dO, W2.transpose(1, 2), out=buffers.dA)   # with W2 before its update
     if lr_correction is not None:
         for u, c in zip(params, lr_correction, strict=True):
             u.sub_(c)
     W2.baddbmm_(A.transpose(1, 2), dO, alpha=-lr)
-    b2.sub_(dO.sum(dim=1), alpha=lr)
+    b2.sub_(dOT.sum(dim=2), alpha=lr)
     if mask is not None:
         dA.mul_(mask)
     torch.ops.aten.threshold_backward.grad_input(dA, A, 0, grad_input=dA)
