@@ -40,5 +40,8 @@ def test_rows_come_from_the_reference_records_only():
     rel = [r for label, r in rows if r.metric == "relative_difference"]
     assert {label for label, _ in rows} == {"np-script"}
     assert len(rel) == 1 and rel[0].values == (0.03,)
+    # the substitute-data rows (objective, feasibility) can never be evidence: left out
+    assert len(rows) == 1
+    assert {r.metric for r in table1(recs, mode="reference")} > {"relative_difference"}
     paper = [r for r in table1(recs) if r.metric == "relative_difference"]
     assert len(paper) == 1 and paper[0].values == (1e-6,)

@@ -43,8 +43,13 @@ def script_cells(scale: str) -> list[dict]:
 
 
 def script_rows(records) -> list[tuple[str, Reproduced]]:
-    """The script's runs as Table 1's rows (Table 1's own row code, reference mode)."""
-    return [(LABEL, row) for row in table1(records, mode="reference")]
+    """The script's runs as Table 1's rows (Table 1's own row code, reference mode): the
+    relative differences only. The objective and feasibility rows depend on the authors'
+    private data files, so on the rebuilt data they are judged ``substitute_data`` in both
+    modes and can never be evidence for a row; they stay in this diagnostic's own table.
+    """
+    return [(LABEL, row) for row in table1(records, mode="reference")
+            if not row.substitute_data]
 
 
 SCRIPT = Diagnostic(
