@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 
 from bench.bounds import bound_seconds
-from bench.harness import Target, benchmark, compare_timings
+from bench.harness import Target, benchmark, best_time, compare_timings
 
 
 def round_bound(data, steps: int, batch: int, hidden: int, evaluates: bool) -> float:
@@ -19,6 +19,11 @@ def round_bound(data, steps: int, batch: int, hidden: int, evaluates: bool) -> f
     client's model (``8(dh + hK)`` bytes) and one read of its gathered rows (``4Bd``);
     Scaff-PD-IA also evaluates every client's loss at the broadcast model over the training
     split (``2 N_train (dh + hK)`` flops, ``4 N_train d`` bytes read).
+
+    A round's draw is not in the bound: the minibatch of docs/decisions.md#relfair-cost is the
+    first B of a permutation drawn as N_i float64 uniform keys per client and step, and the
+    dropout masks are n J B h uniforms; random numbers are neither flops nor traffic, so the
+    round rows name the draw's measured time beside their own.
     """
     n, d, K = data.n, data.d_in, data.classes
     h = hidden
@@ -58,6 +63,11 @@ def _client_round() -> list[dict]:
     draws = draw_round(data, 5, 32, 50, 0.5, torch.Generator().manual_seed(2))
     before = torch.get_num_threads()
     rows = []
+    torch.set_num_threads(1)
+    # a round's draw: J steps (FedAvg), J + 1 (Scaff-PD-IA: its step at the broadcast model)
+    draw_s = {m: best_time(partial(draw_round, data, steps, 32, 50, 0.5,
+                                   torch.Generator().manual_seed(2)), repeat=3)
+              for m, steps in (("FedAvg", 5), ("Scaff-PD-IA", 6))}
     try:
         for threads in (1, 2):
             torch.set_num_threads(threads)
@@ -67,9 +77,12 @@ def _client_round() -> list[dict]:
                                  rng=torch.Generator().manual_seed(1), backend=b,
                                  local_work="steps")
                         for b in ("loop", "vectorized")}
+                of = (f" (of which the draw {draw_s[method] * 1e3:.0f} ms)" if threads == 1
+                      else "")
                 rows.append(compare_timings(
-                    f"{method}: one round, MNIST, 100 clients, J=5, B=32, {threads} thread(s)",
-                    algs["loop"].step, algs["vectorized"].step, repeat=3))
+                    f"{method}: one round, MNIST, 100 clients, J=5, B=32, {threads} "
+                    f"thread(s){of}",
+                    algs["loop"].step, algs["vectorized"].step, repeat=5))
                 if threads == 1:
                     rows[-1]["bound_s"] = round_bound(data, 5, 32, 50,
                                                       evaluates=method == "Scaff-PD-IA")
@@ -77,7 +90,7 @@ def _client_round() -> list[dict]:
             rows.append(compare_timings(
                 f"local SGD phase only (J=5 steps, 100 clients), {threads} thread(s)",
                 partial(loop, theta0, 0.1, draws, range(5)),
-                partial(vec, theta0, 0.1, draws, range(5)), repeat=3))
+                partial(vec, theta0, 0.1, draws, range(5)), repeat=5))
             if threads == 1:
                 rows[-1]["bound_s"] = round_bound(data, 5, 32, 50, evaluates=False)
     finally:
