@@ -32,7 +32,7 @@ def test_paper_benchmarks_register_where_main_reads_them():
     assert out.strip() == "True"
     names = set(load_benchmarks())
     assert names >= {"core.projections", "core.demo"}
-    # the benchmarks the paper issues ask for are registered, with their targets stated
+    # the benchmarks each paper needs are registered, with their targets stated
     issue_benchmarks = {"constrfl.client_step", "relfair.client_round", "fairvfl.round",
                         "fedmm.local_step"}
     assert issue_benchmarks <= names and issue_benchmarks <= set(TARGETS)

@@ -1,4 +1,4 @@
-"""Batched client solves (issue 19, item 1): the batched Newton of one ADMM round against the
+"""Batched client solves: the batched Newton of one ADMM round against the
 per-client L-BFGS-B oracle on every round of a 3-client, 5-round run of Algorithm 2, and the
 one-pass logistic kernel against the oracle's separate kernels.
 """

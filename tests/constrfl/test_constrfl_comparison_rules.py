@@ -1,6 +1,6 @@
-"""Tables 1-2 in the comparison: the agreement rows compared with their printed number (issue 28;
-the agreement statement is a claim), Table 1's objective and feasibility rows on substitute data
-(issue 19, item 4), every row one value per trial.
+"""Tables 1-2 in the comparison: the agreement rows compared with their printed number (the
+agreement statement is a claim), Table 1's objective and feasibility rows on substitute data,
+every row one value per trial.
 """
 
 from __future__ import annotations
@@ -81,5 +81,5 @@ def test_table2_rows_are_one_value_per_trial():
     reps = reproduce.table2(recs)
     assert len(reps) == 7 and all(r.over == "trials" and r.n == 10 for r in reps)
     assert not any(r.substitute_data for r in reps)
-    # records from before issue #31 carry no stop code: the rows say so
+    # records written before the stop code was recorded carry none: the rows say so
     assert all(r.note.endswith("Alg. 1 stop: not recorded") for r in reps)

@@ -1,4 +1,4 @@
-"""The speed paths of issue #33 (constrfl) equal their plain forms bitwise.
+"""constrfl's speed paths equal their plain forms bitwise.
 
 * the in-place one-pass logistic kernel (``LogisticBlock._loss_parts``) against the formulas of
   :meth:`LogisticBlock.loss_parts` written out plainly;

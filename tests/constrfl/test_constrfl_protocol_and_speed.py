@@ -25,7 +25,7 @@ def _key(c):
 
 
 def test_auto_scale_is_the_paper_protocol_and_no_reduced_scale_is_left():
-    """Issue 19: Tables 1-2 and Figs. 1-2 run the paper's protocol under SCALE=auto."""
+    """Tables 1-2 and Figs. 1-2 run the paper's protocol under SCALE=auto."""
     for exp in (table1.TABLE1, table2.TABLE2, fig1.FIG1, fig2.FIG2):
         assert exp.scales == ("smoke", "paper") and set(exp.cost) == {"smoke", "paper"}
         assert exp.resolve_scale("auto") == "paper"

@@ -1,5 +1,5 @@
 """Readings of A1: the encodings' dimensions and the r = 0.2 feasibility diagnostic (Clarabel)
-against closed forms (issue 19, item 4).
+against closed forms.
 """
 
 from __future__ import annotations

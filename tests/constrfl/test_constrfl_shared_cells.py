@@ -1,4 +1,4 @@
-"""Figure 1's and Figure 2's runs are Table 1's and Table 2's (issue #33): same config, data,
+"""Figure 1's and Figure 2's runs are Table 1's and Table 2's: same config, data,
 code and ``shared_cells`` group, so a sweep computes each once (runner.run_experiments).
 """
 

@@ -1,4 +1,4 @@
-"""Issue #31: how a run of Algorithm 1 ended, Table 2's solver-tolerance readings, and the
+"""How a run of Algorithm 1 ended, Table 2's solver-tolerance readings, and the
 rho = 1e8 diagnostic at smoke scale.
 """
 

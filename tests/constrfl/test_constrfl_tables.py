@@ -1,4 +1,4 @@
-"""constrfl Tables 1-4 (#14 item 6): every printed cell shows ``ours (paper)`` with the value
+"""constrfl Tables 1-4: every printed cell shows ``ours (paper)`` with the value
 of repro/reported/constrfl_table*.csv, ours as mean ± POPULATION std; the CSV is numeric
 (mean, std, n, paper, paper std per column). Rendered from constructed records.
 """
@@ -125,7 +125,7 @@ def test_table2_cells_show_ours_beside_the_paper(tmp_path):
         assert row["||w - w0|| Alg. 1 paper"] == "" and float(row["||w - w0|| Alg. 1 std"]) == 0.5
     md = (tmp_path / "constrfl_table2.md").read_text()
     assert "0.1 ± 0 (0.10 ± 2.15e-05)" in md  # Alg. 1 disp. max at n = 10
-    # how Algorithm 1 stopped (issue #31), and the paper set's rows cite the diagnostic
+    # how Algorithm 1 stopped, and the paper set's rows cite the diagnostic
     assert [r["Alg. 1 stop"] for r in rows] == [
         "cap: 2", "certified (11): 1, (11) on an uncertified call: 1"]
     assert "`constrfl.rho_freeze`" in md and "#constrfl-table-2-paper-set-rho-1e8-frozen" in md

@@ -1,4 +1,4 @@
-"""Every registered method through one generic driver (issue 32).
+"""Every registered method through one generic driver.
 
 The methods are those of every paper's ``repro.<paper>.methods`` package (found by
 ``repro.engine.registry.library_methods``, so a new method file is tested here with no edit);

@@ -1,6 +1,6 @@
-"""#14 row 6 for paper 003 (constrfl): the problem builders of the public API check shapes,
-labels and the clients' row layout with a ValueError naming the argument (they used to build a
-problem silently, or fail later with a numpy broadcast error).
+"""constrfl's public API: the problem builders check shapes, labels and the clients' row
+layout with a ValueError naming the argument (they used to build a problem silently, or fail
+later with a numpy broadcast error).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_fairness_checks_labels_shapes_and_the_sensitive_column():
         fairness(bad, yc, Xs, ys)
 
 
-# ------------------------------------------- issue #29: the shape checks docs/usage.md promises
+# ------------------------------------------- the shape checks docs/usage.md promises
 
 def _quadratic(n=5, d=4, **over):
     from repro.constrfl import QuadraticBlock

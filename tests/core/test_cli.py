@@ -154,7 +154,7 @@ def test_run_keep_going_exits_1_and_compare_links_failed_cells(tmp_path, monkeyp
 
 
 def test_list_gives_the_measured_total_of_the_current_records(isolated, capsys):
-    """Issue 33: `repro list` ends with what every current record at --scale auto took: the
+    """`repro list` ends with what every current record at --scale auto took: the
     summed wall times and the span from the first cell's start to the last one's finish.
     """
     from repro.demo.experiments import DEMO

@@ -1,4 +1,4 @@
-"""The command line's edges fail cleanly (issue #29 item 4): each test failed before the fix.
+"""The command line's edges fail cleanly: each test failed before the fix.
 
 A piped interrupt exits 130; a read-only ``--out`` is one line naming the folder; a quarantined
 record leaves "2 of 3" said; ``-v`` lines go through the bar's ``write``; loky's worker-restart

@@ -1,4 +1,4 @@
-"""The committed ``figures/`` cannot be clobbered by the README's own commands (issue #29 item 1).
+"""The committed ``figures/`` cannot be clobbered by the README's own commands.
 
 On a temporary copy of the checkout (its Makefile, pyproject.toml, README and .gitignore, and
 the tracked files of ``figures/`` committed to a fresh git repository): ``make paper-figures

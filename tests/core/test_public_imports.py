@@ -1,4 +1,4 @@
-"""Short public import paths of the paper packages (issue 8, item 5), found by discovery: every
+"""Short public import paths of the paper packages, found by discovery: every
 paper package that declares public names (``__all__``) is tested, none is listed.
 """
 

@@ -1,4 +1,4 @@
-"""Issue #22's acceptance: a wheel of the checkout, installed into a fresh virtual environment,
+"""A wheel of the checkout, installed into a fresh virtual environment,
 works from an empty folder and writes nothing into ``site-packages``.
 
 The wheel is built without build isolation (the project's own setuptools, no download) and
@@ -58,7 +58,7 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
           "-w", str(wheels), str(src)], tmp_path, env_build)
     (wheel,) = wheels.glob("fedrepro-*.whl")
-    # one top-level package, repro: theory/ and bench/ are inside it (issue #29)
+    # one top-level package, repro: theory/ and bench/ are inside it
     with zipfile.ZipFile(wheel) as zf:
         top = {n.split("/")[0] for n in zf.namelist() if ".dist-info/" not in n}
         assert top == {"repro"}, top
@@ -118,7 +118,7 @@ def test_installed_wheel_writes_into_the_working_folder_only(tmp_path):
 
     records = list((work / "results" / "constrfl.table4").glob("*.json"))
     assert len(records) == 12
-    # the commit the wheel was built from, not an empty field (issue #29)
+    # the commit the wheel was built from, not an empty field
     assert {json.loads(p.read_text())["commit"] for p in records} == {source_commit}
     for name in ("comparison.md", "comparison.csv", "claims.md", "REPORT.md", "theory.md",
                  "theory.json"):

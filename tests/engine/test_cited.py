@@ -1,4 +1,4 @@
-"""Reasons derived, not written (issue #28): a measured cause is cited only for rows of the
+"""Reasons derived, not written: a measured cause is cited only for rows of the
 reading it was measured under, from current records, with its numbers recomputed from them.
 """
 

@@ -1,4 +1,4 @@
-"""How ``repro`` says that a command ended in an exception (issue 32, item 3).
+"""How ``repro`` says that a command ended in an exception.
 
 An expected error (a message fedrepro raises on purpose about bad input) is its message alone,
 exit status 2; anything else is said with its type and the ``file:line`` where it arose, exit
@@ -37,7 +37,7 @@ def _cli_call() -> int:
 
 def _lookup_fails(results=None):
     methods = {"FedAvg": 1}
-    return methods["FedAvgM"]  # an implicit KeyError, as reproduce.py:34 raised it (issue 32)
+    return methods["FedAvgM"]  # an implicit KeyError, as reproduce.py:34 raised it
 
 
 def _library_fails(results=None):

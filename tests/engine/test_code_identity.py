@@ -1,4 +1,4 @@
-"""Staleness per cell by the code it imports (issue #33, item 2).
+"""Staleness per cell by the code it imports.
 
 A record's code identity is the hash of the ``repro`` modules in the static import closure of
 its ``run_cell`` module. Each test edits a module *in this process only* (the file's bytes are
@@ -113,7 +113,7 @@ def test_the_closure_follows_relative_lazy_and_package_imports(tmp_path):
 def test_every_named_method_and_its_algorithm_are_in_the_identity(exps):
     """A paper's ``methods`` package finds its method files at run time (no static import shows
     them), so ``code_files`` adds the module of each method an experiment names: editing a
-    method file or its algorithm's file stales exactly the experiments that run it (issue 32).
+    method file or its algorithm's file stales exactly the experiments that run it.
     """
     import inspect
 

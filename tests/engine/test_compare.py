@@ -115,7 +115,7 @@ def test_without_records_every_row_is_not_run_with_a_linked_reason(isolated):
     md = (out / "comparison.md").read_text()
     assert "| **all** | 0 | 0 | 0 | 0 | 532 | 532 |" in md
     assert ("| Federated Learning with Convex Global and Local Constraints (2024) | 0 | 0 | 0 | "
-            "0 | 166 | 166 |") in md  # by title and year (#14 item 6)
+            "0 | 166 | 166 |") in md  # by title and year
     assert "003_733a787503856876" not in md
     claims = (out / "claims.md").read_text()
     assert "core.demo" in claims and "not_run" in claims  # no records yet
@@ -152,8 +152,8 @@ def test_compare_joins_records_to_reported_rows():
 
 
 def test_a_claim_without_its_records_is_not_run_not_fail():
-    """Issue 15's defect: a claim whose records are absent (an alternative reading run in
-    part) raised no verdict of its own and was judged `fail`; it is `not_run` with the reason.
+    """A claim whose records are absent (an alternative reading run in part) once raised no
+    verdict of its own and was judged `fail`; it is `not_run` with the reason.
     """
     from repro.engine.experiment import RecordsMissing
 
@@ -277,7 +277,7 @@ def test_comparison_without_deviations_says_so(tmp_path):
 
 
 def test_an_agreement_row_is_judged_on_its_printed_number():
-    # issue #28: a relative difference of 1.08e-2 against a printed 3.92e-4 deviates, however
+    # a relative difference of 1.08e-2 against a printed 3.92e-4 deviates, however
     # far below the 5e-2 the paper's agreement statement allows (that statement is a claim)
     row = ReportedRow("demo_table1", "p.txt", "1", (("method", "A vs B"),),
                       "relative_difference", "3.92e-4", 1.6e-3)

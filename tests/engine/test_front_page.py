@@ -1,4 +1,4 @@
-"""#29 item 2: REPORT.md's front page, one row per paper table and figure with its verdict in
+"""REPORT.md's front page, one row per paper table and figure with its verdict in
 words (from the rows' verdict counts), and 'k of N cells' where fewer cells were recorded.
 """
 

@@ -82,7 +82,7 @@ def test_cli_partial_compare_keeps_other_experiments_and_a_full_compare_keeps_no
     with open(figures / "comparison.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     kept = [r for r in rows if r["experiment"] == "fairvfl.conf_table1"]
-    # kept rows of an older rule are re-judged from their committed columns (issue #28):
+    # kept rows of an older rule are re-judged from their committed columns:
     # what the one implementation gives them, never their old verdict unexamined
     from repro.engine.compare.rejudge import REJUDGED, is_current, rejudge_row
 

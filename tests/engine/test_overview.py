@@ -38,7 +38,7 @@ def test_overview_counts(tmp_path):
     assert "| 4 | 2 | 0 | 1 | 0 | 0 | 1 |" in text
     assert "| core" not in text  # core not listed
     assert "[tex](constrfl_table4.tex)" in text
-    # 2 of the 3 cells (a quarantined record, say): the missing one is said (#29)
+    # 2 of the 3 cells (a quarantined record, say): the missing one is said
     assert ("**constrfl.table4** (scale: paper): QP; 2 of 3 cells recorded, 1 without a record"
             in text)
 

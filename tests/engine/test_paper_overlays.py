@@ -1,4 +1,4 @@
-"""#29 items 1 and 3: figures carry the paper's printed values (the plotted artists' data equal
+"""Figures carry the paper's printed values (the plotted artists' data equal
 the reported CSV's), titles say 'scale: X', a band where a curve is a mean over seeds, one
 legend outside the data; tables and figures rendered from fewer cells than declared say
 'k of N cells'; md numbers to the paper's printed precision + 1 digit.

@@ -1,4 +1,4 @@
-"""#14 item 7: figures a paper could print. The core plotting helpers apply the rules to every
+"""Figures a paper could print. The core plotting helpers apply the rules to every
 figure that save_figure writes: mathtext, distinct dashes and markers, one figure legend
 outside the data, uncertainty bands over seeds, integer ticks on integer axes.
 """

@@ -1,4 +1,4 @@
-"""Readings in the core (issue #15 item 1): identity, seeds, keys, selection."""
+"""Readings in the core: identity, seeds, keys, selection."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_metric_reading_names_a_missing_metric():
         read_as([rec], SUMMED)
 
 
-# ---------------------------------------------------------------- item 2: compare per reading
+# ---------------------------------------------------------------- compare per reading
 
 def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
     import csv
@@ -140,7 +140,7 @@ def test_comparison_has_one_row_per_reported_row_per_reading(tmp_path):
     assert "(match)" in text.split("Rows deviating under the primary reading")[1]
 
 
-# ---------------------------------------------------------------- item 3: honest claims
+# ---------------------------------------------------------------- honest claims
 
 def test_ordering_claim_below_two_seed_stds_is_inconclusive():
     from repro.engine.experiment import ordering_verdict

@@ -52,7 +52,7 @@ def test_figures_need_labels_and_are_saved_twice(tmp_path):
     assert paths[1].read_bytes()[:5] == b"%PDF-"
 
 
-# ---------------------------------------------------------------- issue #14 item 6: ours (paper)
+# ---------------------------------------------------------------- measured cells: ours (paper)
 
 def test_measured_cells_show_ours_beside_the_paper_and_csv_is_numeric(tmp_path):
     from repro.engine.report.report import Measured
@@ -85,7 +85,7 @@ def test_paper_values_look_up_one_reported_row():
         conf.get("AC_pct", method="FedBCD")
     cell = paper_values("relfair_table1").measured([0.9], "acc_all", 4, task="MNIST",
                                                    method="FedAvg")
-    assert str(cell) == "0.90000 (0.7080)"  # printed to 4 decimals: ours to 5 (#29)
+    assert str(cell) == "0.90000 (0.7080)"  # printed to 4 decimals: ours to 5
     with pytest.raises(ValueError, match="no reported values for table 'nosuch'"):
         paper_values("nosuch")
 

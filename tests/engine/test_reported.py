@@ -1,4 +1,4 @@
-"""The reported CSVs are parsed in one place (issue 32 item 3): the renderers' ``PaperValues``
+"""The reported CSVs are parsed in one place: the renderers' ``PaperValues``
 and the comparison's ``load_reported`` read every printed number identically.
 """
 

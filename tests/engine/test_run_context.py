@@ -1,4 +1,4 @@
-"""The engine's cell context (issue 13 phase 1): shared random streams, the artifact folder,
+"""The engine's cell context: shared random streams, the artifact folder,
 relative tolerances, and the discovery of experiment modules.
 """
 

@@ -162,7 +162,7 @@ def test_sigkill_keeps_finished_records_and_recomputes_none(tmp_path, plugins):
 
 def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, monkeypatch,
                                                              tmp_path, capsys):
-    """Issue 33: a DivergenceError is the algorithm's outcome at that cell (deterministic): the
+    """A DivergenceError is the algorithm's outcome at that cell (deterministic): the
     next run does not retry it, --force does, the grid counts as complete, `repro run` exits 0
     and names it; any other failure is retried and exits 1.
     """
@@ -196,7 +196,7 @@ def test_a_named_divergence_is_final_not_retried_and_exits_0(isolated, plugins, 
     assert not any(diverged(r) for r in flaky.records)
     assert not is_complete(plugins["test.flaky"], "smoke", flaky.records)
     assert report_sweep([flaky]) == 1
-    # a claim judged on part of a grid says on how many cells (issue 34)
+    # a claim judged on part of a grid says on how many cells
     from repro.engine.compare.claimcheck import evidence
 
     rid = exp.primary_reading.id
@@ -224,7 +224,7 @@ def test_keep_going_records_the_failed_cell_and_retries_it(isolated, plugins, mo
 
 
 def test_cells_are_dispatched_one_at_a_time(isolated, monkeypatch):
-    """Issue 33's complete run: joblib's automatic batch size, grown on millisecond cells,
+    """Seen in a complete run: joblib's automatic batch size, grown on millisecond cells,
     sent its last two-minute cells to one worker as one batch while the other sat idle.
     The runner asks joblib for one cell per dispatch (batch_size=1).
     """

@@ -1,4 +1,4 @@
-"""A new paper needs no list edited (issue 13 acceptance): a throwaway paper package in a temp
+"""A new paper needs no list edited: a throwaway paper package in a temp
 folder is discovered by ``repro list``, run at smoke scale and compared against a reported CSV
 of its own; a throwaway theory check module is discovered by ``python -m theory``.
 

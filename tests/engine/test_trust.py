@@ -1,4 +1,4 @@
-"""Records a user can trust (issue #14, rows 1, 2, 3, 4, 7, 8, 9, 10, 12).
+"""Records a user can trust.
 
 Each test was written against the behaviour before the fix and failed there: code edits did not
 invalidate records, a bad record aborted every command, data errors were cut and exited 0,

@@ -168,7 +168,7 @@ def test_constrfl_rows_are_one_value_per_trial_and_say_the_printed_std_is_pooled
     rel = rows[("Algorithm 1 vs cProx-AL", "relative_difference")]
     assert rel.values == pytest.approx((0.2, 0.2), rel=1e-12)
     assert rows[("Algorithm 1", "loss_disparity")].paper_std_over == ""
-    # issue #31's flag: an uncertified Algorithm-1 trial stays in the mean (the paper's runs
+    # the uncertified-run flag: an uncertified Algorithm-1 trial stays in the mean (the paper's runs
     # ran the same capped protocol) and is flagged, so the row never gets a noise band
     recs[1].metrics["alg1_certified_stop"] = False
     recs[0].metrics["alg1_certified_stop"] = True
@@ -177,8 +177,8 @@ def test_constrfl_rows_are_one_value_per_trial_and_say_the_printed_std_is_pooled
 
 
 def test_an_uncertified_run_is_never_the_evidence_of_a_noise_band():
-    """Issue #31 with the rule of #28: the same numbers that are within_noise with certified
-    runs are deviates when one run ended uncertified, and the row says how many were.
+    """A noise band rests on certified runs only: the same numbers that are within_noise with
+    certified runs are deviates when one run ended uncertified, and the row says how many were.
     """
     from repro.engine.compare.verdict import Certified
 

@@ -106,11 +106,11 @@ def test_linear_vjp_vectorized_equals_loop():
 
 
 def test_sparse_products_by_the_stored_csc_are_bitwise_the_csr_products():
-    """``LinearBlock`` keeps a sparse ``X`` as CSC and ``(X^k)^T`` as its CSR view (issue
-    #33): the forward pass is bitwise scipy's CSR ``X @ theta`` (a row's terms summed over the
-    columns in ascending order in both), the VJP bitwise ``X.T @ nu`` (a feature's terms from
-    row 0 up) and the per-sample loop's sum in the same order, on general (non 0/1) entries
-    with empty rows and columns.
+    """``LinearBlock`` keeps a sparse ``X`` as CSC and ``(X^k)^T`` as its CSR view: the forward
+    pass is bitwise scipy's CSR ``X @ theta`` (a row's terms summed over the columns in
+    ascending order in both), the VJP bitwise ``X.T @ nu`` (a feature's terms from row 0 up)
+    and the per-sample loop's sum in the same order, on general (non 0/1) entries with empty
+    rows and columns.
     """
     import scipy.sparse as sp
 
@@ -298,7 +298,7 @@ def test_q_local_steps_are_block_jacobi_with_stale_reads():
 
 
 class _LastUploadOnly(ActiveParty):
-    """The discipline before issue #16 item 5: one upload per round, after the last step."""
+    """The former message discipline: one upload per round, after the last step."""
 
     def local_update(self, message, n_steps, step):
         return super().local_update(message, n_steps, step)[-1:]
@@ -439,7 +439,7 @@ def test_dual_step_matches_c9_closed_form():
 
 
 def test_round_messages_name_their_parts():
-    """Issue 32: step() returns the core RoundMessages (round, downlink, uplink); downlink holds
+    """step() returns the core RoundMessages (round, downlink, uplink); downlink holds
     one broadcast per party in party order, ``to_active`` / ``to_passive`` are its views.
     """
     X, y, s, blocks = _instance(2)
@@ -491,7 +491,7 @@ def test_schedules_give_eta_t_and_c_t_of_round_t():
 @pytest.mark.parametrize("roles", ["conf", "journal"])
 def test_one_masked_message_per_round_with_one_local_step(roles, monkeypatch):
     """With Q = 1 every party of a round reads ``nu(z^(t), lam^(t))``: it is computed once per
-    round (issue #33), in [J] too, where the passive broadcast carries it and the active party
+    round, in [J] too, where the passive broadcast carries it and the active party
     reuses it (the same values: the passive payload equals the active party's own ``nu``).
     """
     from repro.fairvfl.problem import FairnessGroups

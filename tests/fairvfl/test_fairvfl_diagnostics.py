@@ -1,4 +1,4 @@
-"""The registered majority-vs-EO diagnostic (issue #16 item 3, first bullet)."""
+"""The registered majority-vs-EO diagnostic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""EO / CEO as randomized predictors (issue #16 item 2): exact expectations against 10^5
+"""EO / CEO as randomized predictors: exact expectations against 10^5
 draws, our EO against fairlearn's ThresholdOptimizer, the ROC-based reading of "EO".
 """
 

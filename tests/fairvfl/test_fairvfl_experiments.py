@@ -151,7 +151,7 @@ def test_claims_on_incomplete_records_fail_with_a_reason():
 
 
 def test_every_experiment_names_the_methods_its_cells_run():
-    """Issue 32: ``Experiment.methods`` is each table's own list, the methods of its cells at
+    """``Experiment.methods`` is each table's own list, the methods of its cells at
     every scale, each a library method (repro.fairvfl.methods).
     """
     from repro.fairvfl.methods import METHODS

@@ -1,5 +1,5 @@
-"""Issue #14 rows 6 and 11 (fairvfl): the public API refuses bad inputs with a ``ValueError``
-naming the argument and the remedy, and the MLP's step is never the linear model's by accident.
+"""fairvfl's public API refuses bad inputs with a ``ValueError`` naming the argument and the
+remedy, and the MLP's step is never the linear model's by accident.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_baselines_and_metrics_check_labels_and_lengths(inst):
 
 
 def test_constructor_arguments_are_checked(inst):
-    """Issue 32: problem, config, init, rng and backend each refused with its name."""
+    """Problem, config, init, rng and backend each refused with its name."""
     X, y, s, blocks = inst
     problem = VFLProblem(_linear(X, blocks), y, s)
     with pytest.raises(ValueError, match=r"problem must be a VFLProblem.*got list"):

@@ -1,4 +1,4 @@
-"""DFP/DFN under the five readings of [J] §5.2 (issue #16 item 1), against numbers worked out
+"""DFP/DFN under the five readings of [J] §5.2, against numbers worked out
 by hand on an 8-sample example.
 """
 

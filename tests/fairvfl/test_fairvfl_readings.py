@@ -1,4 +1,4 @@
-"""The readings of the Fair VFL tables (issue #16): declared with their basis, every metric
+"""The readings of the Fair VFL tables: declared with their basis, every metric
 reading reads metrics a real record carries, and only the T reading reruns cells.
 """
 

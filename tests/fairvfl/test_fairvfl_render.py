@@ -1,4 +1,4 @@
-"""#14 item 6: the Fair VFL tables show the paper's value beside ours in every cell and write
+"""The Fair VFL tables show the paper's value beside ours in every cell and write
 a numeric CSV (records fabricated: the renderer, not the training, is under test).
 """
 

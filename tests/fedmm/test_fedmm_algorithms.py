@@ -220,7 +220,7 @@ def test_config_validation():
 
 
 def test_numpy_theta0_is_accepted_and_gives_the_torch_run():
-    """Issue #14 row 11: a numpy theta0 works (float64 kept, float32 kept) and the state holds
+    """A numpy theta0 works (float64 kept, float32 kept) and the state holds
     torch tensors of that dtype; a non-numeric theta0 is a ValueError naming it.
     """
     import numpy as np

@@ -1,4 +1,4 @@
-"""``SCALE=auto`` on a machine that would run fedmm's reduced figure cells on its CPU (issue 33):
+"""``SCALE=auto`` on a machine that would run fedmm's reduced figure cells on its CPU:
 they are recorded ``not_run`` with the reason and the remedy, in seconds, never computed;
 ``$FEDREPRO_FEDMM_CPU=1``, ``$FEDREPRO_FEDMM_DEVICE=cuda`` or an explicit ``--scale reduced``
 plans them to run as before, ``smoke`` is untouched, and ``repro list`` says it. No test here

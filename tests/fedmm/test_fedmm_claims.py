@@ -115,7 +115,7 @@ def test_fig5_per_client_setting():
 
 
 def test_a_claim_its_records_cannot_decide_is_missing_not_failed():
-    """Issue 34: the extended records at hand held FedMM runs only for Fig. 5 and judged its
+    """The extended records once at hand held FedMM runs only for Fig. 5 and judged its
     claim `fail`; records that lack an arm raise RecordsMissing (the claim is not_run).
     """
     from repro.engine.experiment import RecordsMissing
@@ -198,7 +198,7 @@ def test_without_records_compare_judges_the_figure_claims_on_the_committed_table
 
 
 def test_a_run_frozen_on_one_class_is_named():
-    """Issue 34: 3 of the first 18 extended runs ended with the same accuracy at every
+    """Of the first 18 extended runs, 3 ended with the same accuracy at every
     evaluation (one class's share: NaN parameters); the claims name them, the means keep them.
     """
     rounds = [10.0 * k for k in range(1, 16)]

@@ -135,7 +135,7 @@ def test_office_path_end_to_end_on_a_generated_miniature(isolated, monkeypatch, 
 
 
 def test_each_experiment_names_the_methods_its_cells_run_and_hashes_their_code():
-    """Issue 32: a fedmm experiment's ``methods`` are exactly the library methods its cells run
+    """A fedmm experiment's ``methods`` are exactly the library methods its cells run
     (at every scale), each a module of repro/fedmm/methods/; the cells' code identity holds
     those method modules and the algorithm files behind them, so editing one stales the
     records (training.build finds a method by name, which a static closure cannot follow).

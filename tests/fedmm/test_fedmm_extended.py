@@ -1,4 +1,4 @@
-"""The ``extended`` scale of fedmm's MNIST -> MNIST-M figures (issue #20): five times the
+"""The ``extended`` scale of fedmm's MNIST -> MNIST-M figures: five times the
 reduced rounds on the same evaluation schedule, a CUDA protocol recorded ``not_run`` on a
 machine without a GPU, picked by ``SCALE=auto`` only where its records exist; committed
 per-seed tables carry their scale and curves, so the claims judged on them say ``extended``

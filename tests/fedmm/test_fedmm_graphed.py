@@ -1,4 +1,4 @@
-"""The ``graphed`` local-step backend (issue #20): a whole round's minibatches drawn up front,
+"""The ``graphed`` local-step backend: a whole round's minibatches drawn up front,
 the same update as ``vectorized``; on the CPU (no graph captured) bitwise equal to it, for
 every method, DA loss, imbalance and client setting, the Office heads' BatchNorm included;
 checkpoint resume stays exact; wrong uses are errors.

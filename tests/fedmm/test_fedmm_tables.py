@@ -1,4 +1,4 @@
-"""fedmm tables (#14 item 6): Tables 1-2 (Office-31, never run here: rendered from constructed
+"""fedmm tables: Tables 1-2 (Office-31, never run here: rendered from constructed
 records) show ``ours (paper)`` in every cell with the value of repro/reported/fedmm_table*.csv
 and a numeric CSV; the Figs. 2/4/5 per-run tables show ``(—)`` (the paper prints curves only)
 and their CSVs still feed the claims read back from committed tables.

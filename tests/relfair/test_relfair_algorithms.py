@@ -218,9 +218,9 @@ def test_wrong_config_type_size_problem_and_option(data):
 
 
 def test_defaults_are_app_j2s_primary_reading_written_once():
-    """Library defaults follow App. J.2 and its primary reading (J = 5 local epochs, issue
-    #15): every method with local work gets local_work "epochs" and J = 5 from one place
-    (LocalWork); tau 2.5e-2 only from ScaffPDIAConfig; alpha = phi = 0.2.
+    """Library defaults follow App. J.2 and its primary reading (J = 5 local epochs): every
+    method with local work gets local_work "epochs" and J = 5 from one place (LocalWork); tau
+    2.5e-2 only from ScaffPDIAConfig; alpha = phi = 0.2.
     """
     from repro.relfair.federated import LocalWork
     from repro.relfair.methods import tiny_problem

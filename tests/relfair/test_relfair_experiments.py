@@ -106,7 +106,7 @@ def test_smoke_run_compare_and_render(isolated, capsys):
     assert main(["figures", "relfair.*", "--scale", "smoke"]) == 0
     capsys.readouterr()
     assert main(["compare", "--scale", "smoke"]) == 0
-    printed = capsys.readouterr().out  # #14 item 6: smoke verdicts are flagged, papers named
+    printed = capsys.readouterr().out  # smoke verdicts are flagged, papers named
     assert "SMOKE SCALE: these verdicts are not the reproduction" in printed
     assert "Federated Learning with Relative Fairness (2024): " in printed
     figs = isolated / "figures"
@@ -127,7 +127,7 @@ def test_smoke_run_compare_and_render(isolated, capsys):
         assert (figs / stem).exists(), stem
     every = [r for r in csv.DictReader(open(figs / "comparison.csv"))
              if r["experiment"] == "relfair.table1"]
-    # one row per reported row per reading run (issue #15): epochs (primary), steps, summed-loss
+    # one row per reported row per reading run: epochs (primary), steps, summed-loss
     assert len(every) == 3 * 60
     assert {(r["reading"], r["primary"]) for r in every} == {
         ("epochs", "True"), ("steps", "False"), ("summed-loss", "False")}
@@ -169,7 +169,7 @@ def test_smoke_run_compare_and_render(isolated, capsys):
             assert r["metrics"] == by_method[r["config"]["method"]]
     claims = (figs / "claims.md").read_text()
     assert "relfair.fig1" in claims and "relfair.fig3" in claims
-    # issue #5: the headline claim is evaluated as one row, with its three parts' numbers
+    # the headline claim is evaluated as one row, with its three parts' numbers
     row = next(line for line in claims.splitlines() if "at comparable average accuracy" in line)
     assert "lowest R_AB:" in row and "lowest Gini:" in row and "comparable acc_all:" in row
     assert re.search(r"\| (pass|fail|inconclusive) \|", row)

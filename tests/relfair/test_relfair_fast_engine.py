@@ -168,7 +168,7 @@ def test_topk_draw_equals_argsort_formulation(data):
 
 
 def _padded_draw(data, steps, batch, hidden, dropout, generator):
-    """The one-tensor formulation draw_round used before issue #33: every client's keys padded
+    """draw_round's former one-tensor formulation: every client's keys padded
     to the largest client with 2.0, one topk over the padded rows, and the dropout mask as
     ``(u >= p).to(float32) / (1 - p)`` (the oracle of the per-client topk and the in-place mask).
     """

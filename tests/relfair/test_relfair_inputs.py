@@ -1,6 +1,5 @@
-"""Issue #14 rows 6 and 11 (relfair): the public API checks labels, shapes and client parts
-with a ``ValueError`` naming the argument; ``ClientEngine.evaluate`` returns numpy; a numpy
-``theta0`` is accepted.
+"""relfair's public API checks labels, shapes and client parts with a ``ValueError`` naming
+the argument; ``ClientEngine.evaluate`` returns numpy; a numpy ``theta0`` is accepted.
 """
 
 from __future__ import annotations

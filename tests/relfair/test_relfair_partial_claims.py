@@ -1,4 +1,4 @@
-"""Issue 15's defect: an alternative reading run only in part (here ``steps`` with only its
+"""A past defect: an alternative reading run only in part (here ``steps`` with only its
 SAFL cells, the ones every reading shares) judged Table 1's claims on those records and
 printed ``fail: no MNIST Scaff-PD-IA record``. Missing records make a claim ``not_run``.
 """
@@ -26,7 +26,7 @@ def _table1_claims(records):
 def test_claims_on_safl_only_records_are_not_run():
     rows = _table1_claims([_rec("SAFL", s) for s in range(3)])
     assert rows and all(r["verdict"] == "not_run" for r in rows.values()), rows
-    # said on how many cells it was judged (issue 34), then why it is not_run
+    # said on how many cells it was judged, then why it is not_run
     # (these hand-made configs are no cell of the grid, so no cell count is said)
     assert all(r["measured"].startswith("records missing: ") for r in rows.values())
     assert not any("fail" in r["verdict"] for r in rows.values())

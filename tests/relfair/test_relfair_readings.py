@@ -1,4 +1,4 @@
-"""relfair's readings (issue #15 item 4): App. J.2's "J = 5 local epochs" as the primary, the
+"""relfair's readings: App. J.2's "J = 5 local epochs" as the primary, the
 per-client epoch schedule, Delta u normalised by eta J epochs, the readings' cells.
 """
 
@@ -102,7 +102,7 @@ def test_table1_readings_touch_the_cells_they_name():
     prim, steps = plan(exp, "smoke"), plan(exp, "smoke", readings["steps"])
     summed = plan(exp, "smoke", readings["summed-loss"])
     for c, p, s, m in zip(base, prim, steps, summed, strict=True):
-        assert s.config == c  # `steps` is the package's reading before #15: today's cells
+        assert s.config == c  # `steps` is the package's former reading: today's cells
         assert (p.key != s.key) == (c["method"] != "SAFL")
         assert p.seed == s.seed  # readings share the cell's randomness
         assert m.key == p.key  # the metric reading reuses the primary's runs

@@ -1,4 +1,4 @@
-"""Every constrfl theory check fails on plausible one-line bugs planted in ``repro/`` (issue #30).
+"""Every constrfl theory check fails on plausible one-line bugs planted in ``repro/``.
 
 Each test runs the check clean (it must pass with a margin >= 0), plants one bug in the
 package (a monkeypatch of a function, method or constant of ``repro.constrfl``; never of

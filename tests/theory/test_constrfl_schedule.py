@@ -1,5 +1,5 @@
 """The package's schedules equal the paper's, as written in ``theory.constrfl.schedule``
-(issue #30: the checks compute tau_k, eps_{t+1} and the stop floor from the paper, and this
+(the checks compute tau_k, eps_{t+1} and the stop floor from the paper, and this
 test shows the package's own values equal them).
 """
 

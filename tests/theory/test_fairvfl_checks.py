@@ -48,12 +48,12 @@ def test_lemma1_is_vacuous_at_paper_step_for_q4_and_q7():
     assert v["vacuous_Q1"] is False and v["vacuous_Q4"] is True and v["vacuous_Q7"] is True
     assert res.paper_setting is v and all(v[f"max lhs - rhs Q{q}"] <= 0 for q in (1, 4, 7))
     # both multipliers take part in the primal steps (the groups swapped on every other
-    # instance), as the issue asks: lam2 > 0 on at least 1 % of the steps of some run
+    # instance), as required: lam2 > 0 on at least 1 % of the steps of some run
     assert res.terms["primal step with lam2 > 0"]["active"] > 0
 
 
 def test_issue30_fields_nontrivial_and_exact_step():
-    """The checks named in issue #30 report a non-zero share of non-trivial instances; the
+    """The checks below report a non-zero share of non-trivial instances; the
     dual-step checks hold the package's step to [C](9) to round-off; Theorem 2's run has the
     constraint active (lam > 0) in most rounds.
     """

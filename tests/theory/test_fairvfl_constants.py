@@ -1,5 +1,5 @@
 """The package's Fair VFL analysis constants (repro/fairvfl/analysis.py) equal the formulas
-written independently in theory/fairvfl/constants.py (issue #30): the theory checks take them
+written independently in theory/fairvfl/constants.py: the theory checks take them
 from theory/, the package keeps its own copy for its diagnostics.
 """
 

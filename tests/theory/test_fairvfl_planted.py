@@ -1,4 +1,4 @@
-"""Every Fair VFL theory check fails on a bug planted in repro/ and passes without it (issue #30).
+"""Every Fair VFL theory check fails on a bug planted in repro/ and passes without it.
 
 Each test runs the check clean (it must pass), plants one plausible one-line bug in the package
 (a monkeypatch of a repro/ function or method, never of theory/), runs it again and asserts a

@@ -220,7 +220,7 @@ def test_fedmm_lemma3_descent_both_conventions():
     d = r.details
     assert d["runs"] == 6
     assert d["max_gap_over_T"]["literal"] < -1.0 and d["max_gap_over_T"]["aligned"] < -1.0
-    # the spec's grid is vacuous (rhs >= 0 everywhere); the bite runs are not (issue #30)
+    # the spec's grid is vacuous (rhs >= 0 everywhere); the bite runs are not
     assert d["vacuous_points"] == d["points"]
     assert d["bite_points"] > 0 and 0 < r.nontrivial < 1
     assert max(d["max_gap_bite_runs"].values()) <= 1e-9

@@ -1,4 +1,4 @@
-"""Every FedMM theory check fails on a bug planted in repro/ and passes without it (issue #30).
+"""Every FedMM theory check fails on a bug planted in repro/ and passes without it.
 
 Each test runs the check clean (it must pass: margin >= 0; a finding at the paper's own setting
 is allowed), plants one plausible one-line bug in the package (a monkeypatch of a repro/

@@ -112,8 +112,8 @@ def test_fedmm_toy_dann_one_pass_oracle_equals_weighted_analytic_gradients():
 
 
 def test_fedmm_truths_written_in_theory_equal_the_packages():
-    """The saddle point and grad Phi the checks hold FedMM against are computed in theory/
-    (issue #30); the package's QuadInstance gives the same numbers, and z* is stationary.
+    """The saddle point and grad Phi the checks hold FedMM against are computed in theory/; the
+    package's QuadInstance gives the same numbers, and z* is stationary.
     """
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""Every theory check of the projections can fail (issue #17; the papers' checks have their own
+"""Every theory check of the projections can fail (the papers' checks have their own
 files: test_constrfl_planted.py, test_relfair_planted.py, test_fairvfl_planted.py,
 test_fedmm_planted.py).
 For each check: the error it exists to catch is planted (monkeypatch of the function under
@@ -45,7 +45,7 @@ PLANTS = {
 }
 
 # constrfl and relfair: tests/theory/test_constrfl_planted.py, test_relfair_planted.py;
-# fairvfl: tests/theory/test_fairvfl_planted.py (issue #30)
+# fairvfl: tests/theory/test_fairvfl_planted.py
 MINE = sorted(n for n in registered() if n.split(".")[0] == "projections")
 
 

@@ -1,4 +1,4 @@
-"""Every relfair theory check fails on plausible one-line bugs planted in ``repro/`` (issue #30).
+"""Every relfair theory check fails on plausible one-line bugs planted in ``repro/``.
 
 Each test runs the check clean (it must pass with a margin >= 0), plants one bug (a
 monkeypatch of a function, method or property of ``repro``; never of ``theory/``, except for

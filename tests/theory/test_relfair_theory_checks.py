@@ -22,7 +22,7 @@ def test_relfair_checks_pass_small():
         assert r.worst_margin >= 0
     dual_step = results["relfair.algorithm1_dual_step_projection"]
     assert dual_step.ground_truth["statuses"] == {"optimal": 12}
-    # issue #30: the package's Scaff-PD-IA against the closed-form round; CVaRs vs the
+    # the package's Scaff-PD-IA against the closed-form round; CVaRs vs the
     # Rockafellar-Uryasev form; both state a non-zero share of non-trivial instances
     conv = results["relfair.theorem3_convergence"]
     rounds = [k for k in conv.criteria if k.startswith("Alg. 1 lines 10-15 round")]
@@ -55,7 +55,7 @@ def test_majorization_counterexample():
 
 
 def test_named_checks_state_their_closest_instance():
-    """Issue #17 item 3: the skewness formula and the majorization bounds name the instance
+    """The skewness formula and the majorization bounds name the instance
     that came closest to violating them, with its numbers.
     """
     results = {r.name: r for r in registry.run_checks("relfair.proposition[59]_*", "small")}

@@ -1,6 +1,6 @@
 """Where ``python -m theory`` writes, how ``--only`` merges, and what it prints while it runs.
 
-Issue #14 rows 3 and 5: the output follows ``--out``, else ``$FEDREPRO_FIGURES``, else the
+The output follows ``--out``, else ``$FEDREPRO_FIGURES``, else the
 package's figures folder; ``--only`` merges into the earlier ``theory.json`` (``--all`` replaces,
 ``--update`` is the old spelling of the merge); every check prints a line as it finishes and a
 bar over checks runs on stderr.

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.xdist_group("theory-claiming-checks")
 
 def test_the_experiments_paths_are_listed():
     planned = experiment_paths()
-    # the paths the issue names: relfair's two readings, constrfl's script set, fedmm's graphed
+    # among them: relfair's two readings, constrfl's script set, fedmm's graphed
     assert {"vectorized/epochs/float32", "vectorized/steps/float32"} <= planned[
         "relfair:Scaff-PD-IA"]
     assert "fairness/newton_clip+reuse" in planned["constrfl:Algorithm 1"]

@@ -1,4 +1,4 @@
-"""The harness's result rules (issue #30): a failing check always has a negative margin,
+"""The harness's result rules: a failing check always has a negative margin,
 fail-by-divergence is its own verdict, and a check reporting no non-trivial instance fails.
 """
 
