@@ -52,7 +52,7 @@ def test_lemma1_is_vacuous_at_paper_step_for_q4_and_q7():
     assert res.terms["primal step with lam2 > 0"]["active"] > 0
 
 
-def test_issue30_fields_nontrivial_and_exact_step():
+def test_fields_nontrivial_and_exact_step():
     """The checks below report a non-zero share of non-trivial instances; the
     dual-step checks hold the package's step to [C](9) to round-off; Theorem 2's run has the
     constraint active (lam > 0) in most rounds.
