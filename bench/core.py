@@ -74,3 +74,51 @@ def _weighted_gram() -> list[dict]:
             lambda X=X, v=v, E=E: weighted_gram(X, v, E)))
         rows[-1]["bound_s"] = bound_seconds(flops=2 * b * M * d * (d + 2))
     return rows
+
+
+@benchmark("core.kernel_floor", Target(
+    "one product of a hot path's shape: as the path runs it (\"oracle\") and the same flops "
+    "as one matrix product (\"vectorized\")",
+    "no numeric target (how close a product of that shape can come to the bound here)"))
+def _kernel_floor() -> list[dict]:
+    """What the bounds of the other sections can be met to at best: each hot path's dominant
+    product, in the form the path runs it and as ONE matrix product of the same flops, at one
+    thread, against its flop bound (the 1000 x 1000 GEMM rate, bench/bounds.py). Narrow
+    products (50 or 32 columns) run well below that rate even as one call, so a path made of
+    them alone cannot reach time / bound 1.
+    """
+    import torch
+
+
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    # relfair's local step: 100 clients x (32 x 784 @ 784 x 50), float32
+    X = torch.rand(100, 32, 784, generator=g)
+    W = torch.rand(100, 784, 50, generator=g)
+    Z = torch.empty(100, 32, 50)
+    Xf, W0 = X.view(3200, 784), W[0].clone()
+    rows.append(compare_timings(
+        "relfair local step's first layer: bmm of 100 x (32x784 @ 784x50) vs one 3200x784 "
+        "@ 784x50, float32", lambda: torch.bmm(X, W, out=Z), lambda: Xf @ W0))
+    rows[-1]["bound_s"] = bound_seconds(flops=2 * 3200 * 784 * 50, dtype="float32")
+    # fairvfl's MLP: 40,000 rows x (32 @ 32), float32, in chunks of 4096 as the path runs it
+    H = torch.rand(40000, 32, generator=g)
+    W2 = torch.rand(32, 32, generator=g)
+    out = torch.empty(40000, 32)
+
+    def chunked():
+        for lo in range(0, 40000, 4096):
+            torch.mm(H[lo:lo + 4096], W2, out=out[lo:lo + 4096])
+    rows.append(compare_timings(
+        "fairvfl MLP's hidden layer: 40000x32 @ 32x32 in chunks of 4096 vs one product, "
+        "float32", chunked, lambda: torch.mm(H, W2, out=out)))
+    rows[-1]["bound_s"] = bound_seconds(flops=2 * 40000 * 32 * 32, dtype="float32")
+    # constrfl's Hessian row sums: 5 parties x (38 x 6031 @ 6031 x 38), float64
+    V = torch.rand(5, 38, 6031, generator=g, dtype=torch.float64)
+    Xc = torch.rand(5, 6031, 38, generator=g, dtype=torch.float64)
+    Vf, Xcf = V.transpose(0, 1).reshape(38, 5 * 6031), Xc.reshape(5 * 6031, 38)
+    rows.append(compare_timings(
+        "constrfl Table 2's Hessian row sums: bmm of 5 x (38x6031 @ 6031x38) vs one 38x30155 "
+        "@ 30155x38, float64", lambda: torch.bmm(V, Xc), lambda: Vf @ Xcf))
+    rows[-1]["bound_s"] = bound_seconds(flops=2 * 5 * 6031 * 38 * 38)
+    return rows
