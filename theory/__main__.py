@@ -29,12 +29,14 @@ import math
 import os
 import platform
 import sys
+from collections import Counter
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
+from repro.engine.run.code_identity import git_commit
 from theory.core.pep import pep_table_lines, pep_text_table
 from theory.evidence import render_terms
 from theory.registry import SIZES, run_checks, selected
@@ -236,8 +238,18 @@ def render_markdown(results: list[CheckResult], versions: dict[str, str], size: 
         if "error" in r.details:
             out += ["```", str(r.details["error"]).rstrip(), "```", ""]
     out += render_terms(results)
-    out += ["## Versions", ""] + [f"- {k}: {v}" for k, v in versions.items()] + [""]
+    out += ["## Versions", ""] + [f"- {k}: {v}" for k, v in versions.items()]
+    out += [_commit_line(results), ""]
     return "\n".join(out)
+
+
+def _commit_line(results: list[CheckResult]) -> str:
+    """Which commit made the checks: one, or each with its count (a merged file)."""
+    counts = Counter(r.commit or "not recorded" for r in results)
+    if len(counts) == 1:
+        return f"- commit: {next(iter(counts))}"
+    return "- commits: " + ", ".join(f"{c} ({n} check{'s' * (n != 1)})"
+                                     for c, n in sorted(counts.items()))
 
 
 def _evidence_lines(r: CheckResult) -> list[str]:
@@ -348,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         results = run_checks(args.only, args.size, on_result=report)
     finally:
         bar.close()
+    results = [dataclasses.replace(r, commit=git_commit()) for r in results]
     print(render_table(results))
     if pep := pep_text_table(results):
         print(pep)

@@ -46,6 +46,9 @@ class CheckResult:
         The seed the harness passed (derived from ``name``, see ``theory.registry.seed_for``).
     size : str or None
         ``"small"`` or ``"default"``.
+    commit : str
+        The checkout's commit the check ran at (``+dirty`` when the package's files differed
+        from it), filled by ``python -m theory``; ``""`` in files written before it was kept.
     measured : float or None
         Where a theorem bounds a measured quantity: the worst (closest to the bound) measured
         value over the instances.
@@ -107,6 +110,7 @@ class CheckResult:
     seconds: float = 0.0
     seed: int | None = None
     size: str | None = None
+    commit: str = ""
     measured: float | None = None
     bound: float | None = None
     exact: float | None = None

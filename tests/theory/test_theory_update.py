@@ -28,10 +28,13 @@ register("dummyu.b", paper="none", claim="c")(_make("dummyu.b", {b}))
 '''
 
 
-def _run(tmp_path: Path, a: float, b: float, *args: str) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, a: float, b: float, *args: str, commit: str = ""
+         ) -> subprocess.CompletedProcess:
     module = tmp_path / f"dummyu_{len(list(tmp_path.glob('dummyu_*.py')))}.py"
     module.write_text(textwrap.dedent(CHECKS.replace("{a}", repr(a)).replace("{b}", repr(b))))
     env = {**__import__("os").environ, registry.EXTRA_MODULES_ENV: str(module)}
+    if commit:
+        env["FEDREPRO_COMMIT"] = commit
     return subprocess.run([sys.executable, "-m", "theory", "--out", str(tmp_path / "out"),
                            "--size", "small", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
@@ -55,6 +58,19 @@ def test_update_replaces_rerun_checks_and_keeps_the_rest(tmp_path):
     # with --all the file holds only what was run
     assert _run(tmp_path, 3.0, 9.0, "--only", "dummyu.a", "--all").returncode == 0
     assert set(_checks(tmp_path)) == {"dummyu.a"}
+
+
+def test_each_check_says_the_commit_that_ran_it_and_a_merge_keeps_the_earlier_ones(tmp_path):
+    assert _run(tmp_path, 1.0, 2.0, "--only", "dummyu.*", commit="aaa111").returncode == 0
+    assert {n: c["commit"] for n, c in _checks(tmp_path).items()} == {
+        "dummyu.a": "aaa111", "dummyu.b": "aaa111"}
+    assert "- commit: aaa111\n" in (tmp_path / "out" / "theory.md").read_text()
+    assert _run(tmp_path, 3.0, 9.0, "--only", "dummyu.a", "--update",
+                commit="bbb222").returncode == 0
+    assert {n: c["commit"] for n, c in _checks(tmp_path).items()} == {
+        "dummyu.a": "bbb222", "dummyu.b": "aaa111"}
+    md = (tmp_path / "out" / "theory.md").read_text()
+    assert "- commits: aaa111 (1 check), bbb222 (1 check)\n" in md
 
 
 def test_update_keeps_an_earlier_failure_failing(tmp_path):
