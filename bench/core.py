@@ -89,7 +89,6 @@ def _kernel_floor() -> list[dict]:
     """
     import torch
 
-
     g = torch.Generator().manual_seed(0)
     rows = []
     # relfair's local step: 100 clients x (32 x 784 @ 784 x 50), float32
